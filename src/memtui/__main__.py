@@ -1,0 +1,5 @@
+"""``python -m memtui``."""
+
+from memtui.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Domain rules: lifecycle states, transitions, invariants. Pure: no I/O, no database, no git."""

@@ -1,0 +1,45 @@
+"""Reviewer decisions and the state each leads to (pure)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from memtui.domain.states import State
+
+
+class Decision(StrEnum):
+    """What a reviewer can decide on one memory (CLI ``memtui decide``, the queue keys)."""
+
+    APPROVE = "approve"
+    REJECT = "reject"
+    NEEDS_REVIEW = "needs-review"
+    ARCHIVE = "archive"
+
+
+def target_state(decision: Decision, current: str) -> State:
+    """The state a decision moves a memory in ``current`` to.
+
+    approve: -> active (a human approval is the verification that makes memory retrievable);
+    reject: a candidate or approved memory -> rejected; one that was already in use
+    (active, needs_review, challenged) -> invalidated, since it was wrong;
+    needs-review -> needs_review; archive -> archived.
+    """
+    if decision is Decision.APPROVE:
+        return State.ACTIVE
+    if decision is Decision.REJECT:
+        if current in (State.CANDIDATE, State.APPROVED):
+            return State.REJECTED
+        return State.INVALIDATED
+    if decision is Decision.NEEDS_REVIEW:
+        return State.NEEDS_REVIEW
+    return State.ARCHIVED
+
+
+def review_state_after(decision: Decision) -> str:
+    """The ``review_state`` flag a decision leaves behind."""
+    return {
+        Decision.APPROVE: "approved",
+        Decision.REJECT: "rejected",
+        Decision.NEEDS_REVIEW: "pending",
+        Decision.ARCHIVE: "none",
+    }[decision]

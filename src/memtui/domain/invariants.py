@@ -1,0 +1,196 @@
+"""The memory invariants of DESIGN.md ("Invariants"), as pure checks.
+
+The lifecycle function (:func:`memtui.review.lifecycle.transition`) builds a
+:class:`MemoryFacts` snapshot, calls :func:`check_transition` and only then writes.
+Each refusal names the invariant, so a reviewer knows which rule stopped the change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memtui.domain.states import LIVE_STATES, EvidenceStatus, EvidenceType, State, is_allowed
+
+
+class LifecycleError(Exception):
+    """Base of the errors the lifecycle raises; ``str(err)`` is a sentence for the user."""
+
+
+class TransitionRefused(LifecycleError):
+    """The transition table does not allow this change of state."""
+
+    def __init__(self, memory_id: str, from_state: str | None, to_state: str):
+        self.memory_id, self.from_state, self.to_state = memory_id, from_state, to_state
+        super().__init__(
+            f"{memory_id}: transition {from_state} -> {to_state} is not allowed by the lifecycle"
+        )
+
+
+class InvariantViolation(LifecycleError):
+    """A change would break one of the named invariants (evidence, scope, conflict, review, lineage, promotion)."""
+
+    def __init__(self, invariant: str, memory_id: str, message: str):
+        self.invariant, self.memory_id = invariant, memory_id
+        super().__init__(f"{memory_id}: {invariant} invariant: {message}")
+
+
+@dataclass(frozen=True)
+class EvidenceFacts:
+    """What the invariants need to know of one piece of evidence."""
+
+    type: str
+    status: str = EvidenceStatus.UNCHECKED
+    repository_id: str | None = None  # None: the memory's own repository
+
+
+@dataclass(frozen=True)
+class MemoryFacts:
+    """What the invariants need to know of a memory (a snapshot, never an ORM row)."""
+
+    memory_id: str
+    type: str
+    state: str | None
+    repository_id: str | None
+    impact: str = "normal"
+    origin: str = "agent"
+    failure_class: str | None = None
+    promotion_status: str | None = None
+    conflict_state: str = "none"
+    evidence: tuple[EvidenceFacts, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who makes a change: ``type`` human/agent/system, ``id`` (login, job id), ``role`` reviewer/lead."""
+
+    type: str
+    id: str
+    role: str = "reviewer"
+
+
+#: Memory types that are high-impact by nature (DESIGN.md invariant 6).
+HIGH_IMPACT_TYPES: frozenset[str] = frozenset({"architecture_decision"})
+#: Evidence that is not tied to one repository's files and may ground an org-wide memory.
+ORG_EVIDENCE_TYPES: frozenset[str] = frozenset({EvidenceType.DOC, EvidenceType.ADR, EvidenceType.HUMAN})
+#: Evidence that counts as original (not derived from generated docs) for the lineage invariant.
+ORIGINAL_EVIDENCE_TYPES: frozenset[str] = frozenset(
+    {EvidenceType.FILE_SPAN, EvidenceType.SYMBOL, EvidenceType.CALL_EDGE, EvidenceType.ADR,
+     EvidenceType.HUMAN, EvidenceType.REPLAY}
+)
+_GONE = frozenset({EvidenceStatus.DELETED, EvidenceStatus.UNVERIFIABLE})
+
+
+def is_high_impact(m: MemoryFacts) -> bool:
+    """High impact: an architecture decision, impact ``high``, or an org-wide (no repository) scope."""
+    return m.type in HIGH_IMPACT_TYPES or m.impact == "high" or m.repository_id is None
+
+
+def _usable_evidence(m: MemoryFacts) -> list[EvidenceFacts]:
+    return [e for e in m.evidence if e.status not in _GONE]
+
+
+def check_evidence(m: MemoryFacts) -> None:
+    """Invariant 1 (evidence): a live memory has usable evidence or an approved human source."""
+    if not _usable_evidence(m):
+        raise InvariantViolation(
+            "evidence", m.memory_id,
+            "an approved or active memory needs evidence that still exists or a human source",
+        )
+
+
+def check_scope(m: MemoryFacts) -> None:
+    """Invariant 2 (scope): the memory's scope is never broader than its evidence's.
+
+    An org-wide memory (no repository) needs doc, ADR or human evidence that is itself
+    org-wide; a repository memory needs at least one piece of evidence in that repository.
+    """
+    ev = _usable_evidence(m) or list(m.evidence)
+    if not ev:
+        return
+    if m.repository_id is None:
+        if not any(e.type in ORG_EVIDENCE_TYPES and e.repository_id is None for e in ev):
+            raise InvariantViolation(
+                "scope", m.memory_id,
+                "an org-wide memory needs org-wide doc, ADR or human evidence; "
+                "its evidence is bound to repositories",
+            )
+        return
+    if not any(e.repository_id in (None, m.repository_id) for e in ev):
+        raise InvariantViolation(
+            "scope", m.memory_id,
+            f"scope is repository {m.repository_id!r} but no evidence comes from it",
+        )
+
+
+def check_conflict(m: MemoryFacts) -> None:
+    """Invariant 4 (conflict): a memory in an open conflict does not become live."""
+    if m.conflict_state == "open":
+        raise InvariantViolation(
+            "conflict", m.memory_id, "the memory is in an open conflict; resolve the conflict first"
+        )
+
+
+def check_review(m: MemoryFacts, actor: Actor) -> None:
+    """Invariant 6 (review): high-impact memory needs a lead's approval."""
+    if is_high_impact(m) and not (actor.type == "human" and actor.role == "lead"):
+        raise InvariantViolation(
+            "review", m.memory_id,
+            "high-impact memory (architecture decision, impact high or org-wide scope) "
+            f"needs a lead's approval; {actor.type} {actor.id!r} has role {actor.role!r}",
+        )
+
+
+def check_lineage(m: MemoryFacts) -> None:
+    """Invariant 7 (lineage): memory derived from generated docs still carries original evidence."""
+    if m.origin == "docs_generated" and not any(
+        e.type in ORIGINAL_EVIDENCE_TYPES for e in _usable_evidence(m)
+    ):
+        raise InvariantViolation(
+            "lineage", m.memory_id,
+            "derived from generated docs but carries no original evidence (code, ADR, human, replay)",
+        )
+
+
+def check_promotion(m: MemoryFacts, actor: Actor) -> None:
+    """Invariant 8 (promotion): only a human promotes an imported-only or environment-blocker
+    candidate; any automatic promotion needs replay evidence (seed 003, promotion pipeline)."""
+    if actor.type == "human":
+        return
+    if m.failure_class == "environment_blocker":
+        raise InvariantViolation(
+            "promotion", m.memory_id,
+            "an environment-blocker candidate is never auto-promoted; a human must decide",
+        )
+    if m.origin in ("imported", "awtl") and not any(e.type == EvidenceType.REPLAY for e in m.evidence):
+        raise InvariantViolation(
+            "promotion", m.memory_id, "an imported-only candidate is never auto-promoted"
+        )
+    if not any(e.type == EvidenceType.REPLAY for e in m.evidence):
+        raise InvariantViolation(
+            "promotion", m.memory_id,
+            f"automatic promotion by {actor.type} {actor.id!r} needs replay evidence",
+        )
+
+
+def check_transition(m: MemoryFacts, to_state: str, actor: Actor, *, undo: bool = False) -> None:
+    """Refuse the change ``m.state -> to_state`` by ``actor`` unless the table and invariants allow it.
+
+    ``undo`` marks a compensating change that returns a memory to the state it had before
+    a decision: the table is not consulted (the step back is the inverse of an allowed one),
+    the invariants still are. Raises :class:`TransitionRefused` or :class:`InvariantViolation`;
+    returns None when the change may be written.
+    """
+    if not undo and not is_allowed(m.state, to_state):
+        raise TransitionRefused(m.memory_id, m.state, to_state)
+    if State(to_state) in LIVE_STATES and m.state not in LIVE_STATES:
+        check_evidence(m)
+        check_scope(m)
+        check_conflict(m)
+        check_lineage(m)
+        check_review(m, actor)
+        check_promotion(m, actor)
+    elif State(to_state) in LIVE_STATES:
+        # approved -> active (or the reverse): the facts may have changed since approval
+        check_evidence(m)
+        check_scope(m)
+        check_conflict(m)

@@ -1,0 +1,275 @@
+"""``memtui import`` for the design's record shapes: validate, then write everything in one transaction.
+
+By default one bad record means nothing is imported; ``skip_invalid`` imports the valid
+records and returns the rejects. A record already imported with the same content is left
+alone, so importing the same file twice adds nothing the second time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import ValidationError
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from memtui.clock import utcnow
+from memtui.domain.invariants import Actor, InvariantViolation
+from memtui.importers.reader import ImportFileError, LineDict, RawRecord, read_records
+from memtui.importers.schema import AwtlCandidateIn, CandidateIn, EvidenceIn, MemoryIn, record_kind
+from memtui.review.lifecycle import create_memory
+from memtui.store.models import Evidence, Memory
+
+
+class RecordError(Exception):
+    """A record that was refused: its file, 0-based index, line, id, the field and what is wrong."""
+
+    def __init__(self, path: str, index: int, line: int | None, record_id: str | None,
+                 field: str | None, message: str):
+        self.path, self.index, self.line = path, index, line
+        self.record_id, self.field, self.message = record_id, field, message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path + (f": line {self.line}" if self.line is not None else "")
+        what = f"record {self.index}" + (f" ({self.record_id})" if self.record_id else "")
+        fld = f": field '{self.field}'" if self.field else ""
+        return f"{where}: {what}{fld}: {self.message}"
+
+
+class ImportRefused(Exception):
+    """The import wrote nothing: ``errors`` lists every refused record (or the unreadable file)."""
+
+    def __init__(self, errors: list[RecordError | ImportFileError]):
+        self.errors = errors
+        head = f"{len(errors)} record(s) refused; nothing was imported" if errors else "nothing imported"
+        super().__init__(head + "".join(f"\n  {e}" for e in errors))
+
+
+@dataclass
+class ImportReport:
+    """What an import did: ids added, ids already present unchanged, and refused records."""
+
+    imported: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    rejected: list[RecordError] = field(default_factory=list)
+
+
+@dataclass
+class _Parsed:
+    raw: RawRecord
+    memory: Memory
+    evidence: list[Evidence]
+
+
+def _field_line(data: Any, loc: tuple[Any, ...], default: int | None) -> int | None:
+    """Line of the field at ``loc`` inside ``data`` (deepest known line on the way)."""
+    line, node = default, data
+    for key in loc:
+        if isinstance(node, LineDict):
+            line = node.lines.get(key, line)
+            node = node.get(key)
+        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            node = node[key]
+            line = getattr(node, "line", line)
+        else:
+            break
+    return line
+
+
+def _loc_text(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not str(part).startswith(("function-", "tagged-union")):
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _canonical_hash(data: Any) -> str:
+    blob = json.dumps(data, sort_keys=True, default=str, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def _record_id(data: Any) -> str | None:
+    if isinstance(data, dict):
+        for key in ("memoryId", "candidateId", "candidate_id"):
+            if isinstance(data.get(key), str):
+                return data[key]
+    return None
+
+
+def _evidence_rows(memory_id: str, items: list[EvidenceIn]) -> list[Evidence]:
+    rows = []
+    for i, e in enumerate(items):
+        rows.append(Evidence(
+            memory_id=memory_id, ordinal=i, type=e.type.value, repository_id=e.repositoryId, path=e.path,
+            commit_sha=e.commitSha.lower() if e.commitSha else None,
+            line_start=e.lines[0] if e.lines else None, line_end=e.lines[1] if e.lines else None,
+            symbol=e.symbol, target=e.target, ref=e.ref, span_hash=e.spanHash, excerpt=e.excerpt,
+            status=e.status.value,
+        ))
+    return rows
+
+
+def _to_rows(kind: str, data: Any, source: str) -> tuple[Memory, list[Evidence]]:
+    """Validate ``data`` as ``kind`` and build the rows; raises pydantic ValidationError."""
+    now = utcnow()
+    if kind == "memory":
+        r = MemoryIn.model_validate(data)
+        proposer = r.proposedBy
+        m = Memory(
+            memory_id=r.memoryId, logical_memory_id=r.logicalMemoryId or r.memoryId, type=r.type,
+            statement=r.statement, tenant_id=r.scope.tenantId, repository_id=r.scope.repositoryId,
+            module_path=r.scope.modulePath, applies_to=r.scope.appliesTo,
+            does_not_apply_to=r.scope.doesNotApplyTo, state=r.state.value, confidence=r.confidence,
+            review_state=r.reviewState.value, conflict_state=r.conflictState.value, impact=r.impact,
+            origin=r.origin, proposer_type=proposer.type if proposer else None,
+            proposer_id=(proposer.id or proposer.workflowRunId) if proposer else None,
+            tags=r.tags, invalidation_policy=[dict(p) for p in r.invalidationPolicy],
+            created_at=r.createdAt or now, last_validated_at=r.lastValidatedAt, last_used_at=r.lastUsedAt,
+            expires_at=r.expiresAt, expires_after_days=r.expiresAfterDays,
+            review_after_days=r.reviewAfterDays, superseded_by=r.supersededBy, import_source=source,
+        )
+        return m, _evidence_rows(m.memory_id, r.evidence)
+    if kind == "candidate":
+        c = CandidateIn.model_validate(data)
+        proposer = c.proposedBy
+        m = Memory(
+            memory_id=c.candidateId, logical_memory_id=c.candidateId, type=c.proposedType,
+            statement=c.statement, tenant_id=c.proposedScope.tenantId,
+            repository_id=c.proposedScope.repositoryId, module_path=c.proposedScope.modulePath,
+            applies_to=c.proposedScope.appliesTo, does_not_apply_to=c.proposedScope.doesNotApplyTo,
+            state="candidate", confidence=c.confidence, review_state="pending", origin="agent",
+            proposer_type=proposer.type if proposer else None,
+            proposer_id=(proposer.id or proposer.workflowRunId) if proposer else None,
+            promotion_status=c.validation.status, tags=c.tags,
+            invalidation_policy=[dict(p) for p in c.invalidationPolicy], created_at=c.createdAt or now,
+            expires_after_days=c.expiresAfterDays, review_after_days=c.reviewAfterDays, import_source=source,
+        )
+        return m, _evidence_rows(m.memory_id, c.evidence)
+    a = AwtlCandidateIn.model_validate(data)
+    m = Memory(
+        memory_id=a.candidate_id, logical_memory_id=a.candidate_id, type=a.type, statement=a.proposed_memory,
+        tenant_id=a.tenant_id, repository_id=a.repository_id, module_path=a.module_path,
+        applies_to=a.scope.applies_to, does_not_apply_to=a.scope.does_not_apply_to, state="candidate",
+        confidence=a.confidence, review_state="pending", origin="imported", proposer_type="awtl",
+        proposer_id=(a.source_action_ids[0] if a.source_action_ids else None),
+        failure_class=a.failure_class.value, failure_type=a.failure_type,
+        promotion_status=a.promotion_status, requires_human_review=a.requires_human_review,
+        root_cause_summary=a.root_cause_summary, verification_probe=a.verification_probe_candidate,
+        source_action_ids=a.source_action_ids, created_at=a.created_at or now, import_source=source,
+    )
+    ev = [EvidenceIn(type="ref", ref=ref) for ref in a.evidence_refs]
+    return m, _evidence_rows(m.memory_id, ev)
+
+
+def parse_record(raw: RawRecord) -> tuple[Memory, list[Evidence]]:
+    """Validate one raw record into (memory row, evidence rows); raises :class:`RecordError` naming the field."""
+    rid = _record_id(raw.data)
+    if not isinstance(raw.data, dict):
+        raise _as_error(raw, None, f"expected a mapping (a record), got {type(raw.data).__name__}")
+    data = raw.data
+    for wrapper in ("memory", "candidate"):
+        if set(data) == {wrapper} and isinstance(data[wrapper], dict):
+            raw = RawRecord(raw.path, raw.index, getattr(data[wrapper], "line", raw.line), data[wrapper], wrapper)
+            data = raw.data
+            rid = _record_id(data)
+    kind = record_kind(data, raw.kind)
+    try:
+        memory, evidence = _to_rows(kind, data, raw.path)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err.get("loc", ()))
+        msg = err.get("msg", "invalid")
+        if err.get("type") == "missing":
+            msg = "required field is missing"
+        elif err.get("type") == "extra_forbidden":
+            msg = "unknown field (check the spelling; see docs/record-format.md)"
+        elif "input" in err and not isinstance(err["input"], (dict, list)):
+            msg += f" (got {err['input']!r})"
+        extra = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+        raise RecordError(raw.path, raw.index, _field_line(data, loc, raw.line), rid,
+                          _loc_text(loc) or None, msg + extra) from None
+    memory.import_hash = _canonical_hash({"kind": kind, "record": data})
+    return memory, evidence
+
+
+def _as_error(raw: RawRecord, fld: str | None, message: str) -> "RecordError":
+    line = raw.data.lines.get(fld, raw.line) if isinstance(raw.data, LineDict) and fld else raw.line
+    return RecordError(raw.path, raw.index, line, _record_id(raw.data), fld, message)
+
+
+def import_files(engine: Engine, paths: list[Path | str], actor: Actor, *, skip_invalid: bool = False,
+                 progress: Callable[[int, int], None] | None = None) -> ImportReport:
+    """Import every record of ``paths`` in ONE transaction.
+
+    Returns an :class:`ImportReport`. Raises :class:`ImportRefused` (nothing written) when a
+    file cannot be read, or when any record is invalid and ``skip_invalid`` is False.
+    ``progress(done, total)`` is called per record. Each new memory gets a creation event
+    with ``actor``.
+    """
+    raws: list[RawRecord] = []
+    file_errors: list[ImportFileError] = []
+    for p in paths:
+        try:
+            raws.extend(read_records(p))
+        except ImportFileError as exc:
+            file_errors.append(exc)
+    if file_errors:
+        raise ImportRefused(file_errors)
+
+    report = ImportReport()
+    seen: dict[str, RawRecord] = {}
+    parsed: list[_Parsed] = []
+    for raw in raws:
+        try:
+            memory, evidence = parse_record(raw)
+        except RecordError as err:
+            report.rejected.append(err)
+            continue
+        first = seen.get(memory.memory_id)
+        if first is not None:
+            report.rejected.append(RecordError(raw.path, raw.index, raw.line, memory.memory_id, "memoryId",
+                                               f"duplicate id; first in {first.path} record {first.index}"))
+            continue
+        seen[memory.memory_id] = raw
+        parsed.append(_Parsed(raw, memory, evidence))
+
+    with Session(engine) as session, session.begin():
+        ids = [p.memory.memory_id for p in parsed]
+        existing: dict[str, str | None] = {}
+        for chunk in range(0, len(ids), 500):
+            for mid, h in session.exec(select(Memory.memory_id, Memory.import_hash)
+                                       .where(Memory.memory_id.in_(ids[chunk:chunk + 500]))):
+                existing[mid] = h
+        total = len(parsed)
+        for n, p in enumerate(parsed, start=1):
+            mid = p.memory.memory_id
+            if mid in existing:
+                if existing[mid] == p.memory.import_hash:
+                    report.unchanged.append(mid)
+                else:
+                    report.rejected.append(RecordError(
+                        p.raw.path, p.raw.index, p.raw.line, mid, "memoryId",
+                        "already in the store with different content; give the new version its own "
+                        "memoryId (same logicalMemoryId) so the old one can be superseded"))
+                continue
+            try:
+                create_memory(session, p.memory, p.evidence, actor,
+                              reason=f"imported from {Path(p.raw.path).name} record {p.raw.index}")
+            except InvariantViolation as exc:
+                report.rejected.append(RecordError(p.raw.path, p.raw.index, p.raw.line, mid, "state", str(exc)))
+                continue
+            report.imported.append(mid)
+            if progress:
+                progress(n, total)
+        if report.rejected and not skip_invalid:
+            session.rollback()
+            raise ImportRefused(report.rejected)
+    return report

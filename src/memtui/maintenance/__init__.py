@@ -1,0 +1,1 @@
+"""Maintenance services: repositories, and (later) revalidation, expiry, dedupe, conflicts, pruning."""

@@ -1,0 +1,33 @@
+"""Register the repositories whose checkouts maintenance reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from memtui.clock import utcnow
+from memtui.store.models import Repository
+
+
+def register_repository(engine: Engine, repository_id: str, checkout_path: Path | str | None,
+                        tenant_id: str = "default") -> Repository:
+    """Add or update the repository ``repository_id`` with its checkout path (absolute). One transaction."""
+    path = str(Path(checkout_path).resolve()) if checkout_path else None
+    with Session(engine, expire_on_commit=False) as session, session.begin():
+        repo = session.get(Repository, repository_id)
+        if repo is None:
+            repo = Repository(repository_id=repository_id, tenant_id=tenant_id, checkout_path=path,
+                              added_at=utcnow())
+        else:
+            repo.checkout_path, repo.tenant_id = path, tenant_id
+        session.add(repo)
+        return repo
+
+
+def list_repositories(engine: Engine) -> list[tuple[str, str, str | None]]:
+    """(repository_id, tenant_id, checkout_path) of every registered repository, by id."""
+    with Session(engine) as session:
+        return [(r.repository_id, r.tenant_id, r.checkout_path)
+                for r in session.exec(select(Repository).order_by(Repository.repository_id))]

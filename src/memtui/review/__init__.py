@@ -1,0 +1,1 @@
+"""Review services: the lifecycle function, reviewer decisions, the queue and record views."""

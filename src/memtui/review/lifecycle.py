@@ -1,0 +1,141 @@
+"""The one function through which every change of a memory's ``state`` passes (DESIGN.md, "Lifecycle").
+
+:func:`transition` checks the transition table and the invariants
+(:mod:`memtui.domain.invariants`) and adds the append-only history event to the *caller's*
+session, so the change and its event commit or roll back together.
+"""
+
+from __future__ import annotations
+
+from sqlmodel import Session, select
+
+from memtui.clock import new_event_id, utcnow
+from memtui.domain.invariants import Actor, EvidenceFacts, MemoryFacts, check_transition
+from memtui.domain.states import LIVE_STATES, State
+from memtui.store.models import Evidence, Memory, StateHistory
+
+
+class MemoryNotFound(LookupError):
+    """No memory with this id is in the store."""
+
+    def __init__(self, memory_id: str):
+        self.memory_id = memory_id
+        super().__init__(f"no memory {memory_id!r} in the store")
+
+
+def facts_of(memory: Memory, evidence: list[Evidence]) -> MemoryFacts:
+    """Snapshot a memory row and its evidence rows for the pure invariant checks."""
+    return MemoryFacts(
+        memory_id=memory.memory_id,
+        type=memory.type,
+        state=memory.state,
+        repository_id=memory.repository_id,
+        impact=memory.impact,
+        origin=memory.origin,
+        failure_class=memory.failure_class,
+        promotion_status=memory.promotion_status,
+        conflict_state=memory.conflict_state,
+        evidence=tuple(
+            EvidenceFacts(type=e.type, status=e.status, repository_id=e.repository_id) for e in evidence
+        ),
+    )
+
+
+def load_evidence(session: Session, memory_id: str) -> list[Evidence]:
+    """The evidence rows of a memory, in their recorded order."""
+    return list(
+        session.exec(select(Evidence).where(Evidence.memory_id == memory_id).order_by(Evidence.ordinal))
+    )
+
+
+def transition(
+    session: Session,
+    memory: Memory | str,
+    to_state: str,
+    actor: Actor,
+    reason: str,
+    *,
+    comment: str | None = None,
+    job_id: str | None = None,
+    compensates: str | None = None,
+) -> StateHistory:
+    """Move ``memory`` to ``to_state`` as ``actor`` and record why; the caller commits.
+
+    ``memory`` is a row or a memory id. ``compensates`` is the event id an undo reverses:
+    the step back skips the transition table (it inverts an allowed step) but not the
+    invariants. Returns the history event added to the session. Raises
+    :class:`MemoryNotFound`, :class:`memtui.domain.invariants.TransitionRefused` or
+    :class:`memtui.domain.invariants.InvariantViolation`; nothing is written then.
+    """
+    if isinstance(memory, str):
+        row = session.get(Memory, memory)
+        if row is None:
+            raise MemoryNotFound(memory)
+        memory = row
+    to = State(to_state)
+    check_transition(facts_of(memory, load_evidence(session, memory.memory_id)), to, actor,
+                     undo=compensates is not None)
+    now = utcnow()
+    event = StateHistory(
+        event_id=new_event_id(),
+        memory_id=memory.memory_id,
+        from_state=memory.state,
+        to_state=to.value,
+        reason=reason,
+        comment=comment,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        actor_role=actor.role if actor.type == "human" else None,
+        job_id=job_id,
+        compensates=compensates,
+        review_state_before=memory.review_state,
+        created_at=now,
+    )
+    memory.state = to.value
+    if to in LIVE_STATES and actor.type == "human":
+        memory.last_validated_at = now
+    session.add(memory)
+    session.add(event)
+    session.flush()
+    return event
+
+
+def create_memory(session: Session, memory: Memory, evidence: list[Evidence], actor: Actor,
+                  reason: str) -> StateHistory:
+    """Add a new memory, its evidence and its first history event (``None`` -> initial state).
+
+    The initial state is the record's own (an import carries state it had elsewhere). A record
+    that arrives live must satisfy the fact invariants (evidence, scope, conflict, lineage);
+    a high-impact one must come with a recorded approval (``review_state`` approved), since
+    the importing user is not approving it here. Raises InvariantViolation before anything is
+    added; the caller commits.
+    """
+    from memtui.domain import invariants as inv
+
+    facts = facts_of(memory, evidence)
+    if State(memory.state) in LIVE_STATES:
+        inv.check_evidence(facts)
+        inv.check_scope(facts)
+        inv.check_conflict(facts)
+        inv.check_lineage(facts)
+        if inv.is_high_impact(facts) and memory.review_state != "approved":
+            raise inv.InvariantViolation(
+                "review", memory.memory_id,
+                "a high-impact memory arrives live only with reviewState approved",
+            )
+    event = StateHistory(
+        event_id=new_event_id(),
+        memory_id=memory.memory_id,
+        from_state=None,
+        to_state=memory.state,
+        reason=reason,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        actor_role=actor.role if actor.type == "human" else None,
+        created_at=utcnow(),
+    )
+    session.add(memory)
+    session.flush()  # the memory row first: evidence and history refer to it
+    session.add_all(evidence)
+    session.add(event)
+    return event

@@ -1,0 +1,223 @@
+"""Review service: reviewer decisions and undo (one transaction each), and the read queries
+behind the review queue, ``memtui show``, ``memtui history`` and ``memtui health``.
+
+Every method opens its own session; a decision and its history event commit together or
+not at all (DESIGN.md, "Lifecycle").
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm.exc import StaleDataError
+from sqlmodel import Session, func, select
+
+from memtui.domain.decisions import Decision, review_state_after, target_state
+from memtui.domain.invariants import Actor, LifecycleError
+from memtui.domain.states import ALL_STATES, QUEUE_STATES
+from memtui.review.lifecycle import MemoryNotFound, load_evidence, transition
+from memtui.review.views import (
+    DecisionOutcome,
+    EventView,
+    EvidenceView,
+    MemoryDetailView,
+    QueueItemView,
+    RepositoryHealth,
+    ScopeView,
+)
+from memtui.store.models import Memory, StateHistory
+
+QUEUE_RANK: dict[str, int] = {s.value: i for i, s in enumerate(QUEUE_STATES)}
+
+
+class DecisionError(LifecycleError):
+    """A decision or undo that cannot be carried out; the message says why."""
+
+
+def _scope(m: Memory) -> ScopeView:
+    return ScopeView(m.tenant_id, m.repository_id, m.module_path,
+                     tuple(m.applies_to or ()), tuple(m.does_not_apply_to or ()))
+
+
+def _event_view(e: StateHistory) -> EventView:
+    return EventView(e.event_id, e.memory_id, e.from_state, e.to_state, e.reason, e.comment,
+                     e.actor_type, e.actor_id, e.actor_role, e.job_id, e.compensates, e.created_at)
+
+
+class ReviewService:
+    """Decisions and queries over one store (an SQLAlchemy engine from :func:`memtui.store.engine.open_store`)."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    # ---- decisions -------------------------------------------------------------------------
+    def decide(self, memory_id: str, decision: Decision | str, actor: Actor,
+               comment: str | None = None, expected_version: int | None = None) -> DecisionOutcome:
+        """Apply a reviewer decision (approve, reject, needs-review, archive) in one transaction.
+
+        ``expected_version`` (the version the reviewer saw) refuses the decision if someone
+        changed the memory meanwhile. Raises MemoryNotFound, DecisionError, TransitionRefused
+        or InvariantViolation; the store is unchanged then.
+        """
+        decision = Decision(decision)
+        try:
+            with Session(self.engine) as session, session.begin():
+                memory = session.get(Memory, memory_id)
+                if memory is None:
+                    raise MemoryNotFound(memory_id)
+                if expected_version is not None and memory.version != expected_version:
+                    raise DecisionError(
+                        f"{memory_id} changed since you saw it (version {expected_version}, "
+                        f"now {memory.version}); look again before deciding"
+                    )
+                to = target_state(decision, memory.state)
+                if to.value == memory.state:
+                    raise DecisionError(f"{memory_id} is already {memory.state}")
+                from_state = memory.state
+                event = transition(session, memory, to, actor, reason=f"reviewer decision: {decision.value}",
+                                   comment=comment)
+                memory.review_state = review_state_after(decision)
+                return DecisionOutcome(event.event_id, memory_id, from_state, to.value)
+        except StaleDataError as exc:
+            raise DecisionError(f"{memory_id} was changed by someone else meanwhile; look again") from exc
+
+    def undo(self, event_id: str, actor: Actor, comment: str | None = None) -> DecisionOutcome:
+        """Reverse the decision recorded as ``event_id`` with a compensating event (never a deletion).
+
+        Refused when the memory has moved on since (its state is no longer the event's
+        ``to_state``), when the event was already undone, or when it created the memory.
+        """
+        with Session(self.engine) as session, session.begin():
+            event = session.get(StateHistory, event_id)
+            if event is None:
+                raise DecisionError(f"no event {event_id!r} in the store")
+            if event.from_state is None:
+                raise DecisionError(f"{event_id} created {event.memory_id}; creation cannot be undone")
+            undone = session.exec(select(StateHistory.event_id).where(StateHistory.compensates == event_id)).first()
+            if undone:
+                raise DecisionError(f"{event_id} was already undone by {undone}")
+            memory = session.get(Memory, event.memory_id)
+            if memory.state != event.to_state:
+                raise DecisionError(
+                    f"{memory.memory_id} is {memory.state} now, no longer {event.to_state}; "
+                    "the decision cannot be undone"
+                )
+            back = transition(session, memory, event.from_state, actor,
+                              reason=f"undo of {event_id} ({event.reason})", comment=comment,
+                              compensates=event_id)
+            if event.review_state_before is not None:
+                memory.review_state = event.review_state_before
+            return DecisionOutcome(back.event_id, memory.memory_id, event.to_state, event.from_state,
+                                   compensates=event_id)
+
+    def last_undoable_event(self, memory_id: str) -> str | None:
+        """The newest human decision on ``memory_id`` that is not an undo and not yet undone, or None."""
+        with Session(self.engine) as session:
+            undone = select(StateHistory.compensates).where(StateHistory.compensates.is_not(None))
+            return session.exec(
+                select(StateHistory.event_id)
+                .where(StateHistory.memory_id == memory_id, StateHistory.from_state.is_not(None),
+                       StateHistory.compensates.is_(None), StateHistory.actor_type == "human",
+                       StateHistory.event_id.not_in(undone))
+                .order_by(StateHistory.event_id.desc())
+            ).first()
+
+    # ---- queries ---------------------------------------------------------------------------
+    def queue_count(self) -> int:
+        """How many memories wait for a decision (states in QUEUE_STATES)."""
+        with Session(self.engine) as session:
+            return session.exec(
+                select(func.count()).select_from(Memory).where(Memory.state.in_(list(QUEUE_RANK)))
+            ).one()
+
+    def queue_page(self, after: tuple[int, str] | None = None, limit: int = 100) -> list[QueueItemView]:
+        """The next ``limit`` queue items after the keyset cursor ``(rank, memory_id)``.
+
+        Order: state rank (needs_review, challenged, candidate, approved), then memory id.
+        One indexed range query per state, so a page costs the same at row 10 and row 100,000.
+        """
+        items: list[QueueItemView] = []
+        start_rank, after_id = after if after else (0, None)
+        with Session(self.engine) as session:
+            for state, rank in QUEUE_RANK.items():
+                if rank < start_rank or len(items) >= limit:
+                    continue
+                q = select(Memory).where(Memory.state == state)
+                if rank == start_rank and after_id is not None:
+                    q = q.where(Memory.memory_id > after_id)
+                q = q.order_by(Memory.memory_id).limit(limit - len(items))
+                for m in session.exec(q):
+                    items.append(QueueItemView(m.memory_id, rank, m.state, m.type, m.statement, _scope(m),
+                                               m.confidence, m.created_at, m.version))
+        return items
+
+    def queue_item(self, memory_id: str) -> QueueItemView:
+        """The queue row of one memory as it is now (after a decision, to redraw it). Raises MemoryNotFound."""
+        with Session(self.engine) as session:
+            m = session.get(Memory, memory_id)
+            if m is None:
+                raise MemoryNotFound(memory_id)
+            return QueueItemView(m.memory_id, QUEUE_RANK.get(m.state, len(QUEUE_RANK)), m.state, m.type,
+                                 m.statement, _scope(m), m.confidence, m.created_at, m.version)
+
+    def detail(self, memory_id: str) -> MemoryDetailView:
+        """The whole record with its evidence. Raises MemoryNotFound."""
+        with Session(self.engine) as session:
+            m = session.get(Memory, memory_id)
+            if m is None:
+                raise MemoryNotFound(memory_id)
+            evidence = tuple(
+                EvidenceView(e.type, e.path, e.commit_sha, e.line_start, e.line_end, e.symbol, e.target,
+                             e.ref, e.span_hash, e.status, e.repository_id)
+                for e in load_evidence(session, memory_id)
+            )
+            return MemoryDetailView(
+                memory_id=m.memory_id, logical_memory_id=m.logical_memory_id, type=m.type,
+                statement=m.statement, scope=_scope(m), state=m.state, confidence=m.confidence,
+                review_state=m.review_state, conflict_state=m.conflict_state, impact=m.impact,
+                origin=m.origin, proposer_type=m.proposer_type, proposer_id=m.proposer_id,
+                failure_class=m.failure_class, failure_type=m.failure_type,
+                promotion_status=m.promotion_status, requires_human_review=m.requires_human_review,
+                root_cause_summary=m.root_cause_summary, tags=tuple(m.tags or ()),
+                invalidation_policy=tuple(m.invalidation_policy or ()), created_at=m.created_at,
+                last_validated_at=m.last_validated_at, last_used_at=m.last_used_at,
+                expires_at=m.expires_at, expires_after_days=m.expires_after_days,
+                review_after_days=m.review_after_days, superseded_by=m.superseded_by,
+                version=m.version, evidence=evidence,
+            )
+
+    def history(self, memory_id: str) -> list[EventView]:
+        """All state-history events of a memory, oldest first. Raises MemoryNotFound."""
+        with Session(self.engine) as session:
+            if session.get(Memory, memory_id) is None:
+                raise MemoryNotFound(memory_id)
+            rows = session.exec(
+                select(StateHistory).where(StateHistory.memory_id == memory_id).order_by(StateHistory.event_id)
+            )
+            return [_event_view(e) for e in rows]
+
+    def health(self) -> list[RepositoryHealth]:
+        """Counts per state per repository, every state present (0 when none), repositories sorted by id."""
+        counts: dict[str | None, dict[str, int]] = defaultdict(lambda: {s: 0 for s in ALL_STATES})
+        with Session(self.engine) as session:
+            rows = session.exec(
+                select(Memory.repository_id, Memory.state, func.count()).group_by(Memory.repository_id, Memory.state)
+            )
+            for repo, state, n in rows:
+                counts[repo][state] = n
+        return [RepositoryHealth(repo, dict(by_state))
+                for repo, by_state in sorted(counts.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))]
+
+    def conflict_open_count(self) -> dict[str | None, int]:
+        """Memories with an open conflict, per repository."""
+        with Session(self.engine) as session:
+            rows = session.exec(
+                select(Memory.repository_id, func.count()).where(Memory.conflict_state == "open")
+                .group_by(Memory.repository_id)
+            )
+            return {repo: n for repo, n in rows}
+
+
+__all__ = ["ReviewService", "DecisionError", "QUEUE_RANK", "sa"]

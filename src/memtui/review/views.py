@@ -1,0 +1,152 @@
+"""Plain, frozen views the services hand to the TUI and CLI: no ORM rows, no sessions (STYLE.md, Elia)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class ScopeView:
+    """Where a memory applies: tenant, repository (None: org-wide), module path, applies/does-not-apply lists."""
+
+    tenant_id: str
+    repository_id: str | None
+    module_path: str | None
+    applies_to: tuple[str, ...] = ()
+    does_not_apply_to: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``tenant/repository:module`` for a table cell; ``tenant/*`` for org-wide scope."""
+        repo = self.repository_id or "*"
+        return f"{self.tenant_id}/{repo}" + (f":{self.module_path}" if self.module_path else "")
+
+
+@dataclass(frozen=True)
+class QueueItemView:
+    """One row of the review queue. ``rank`` and ``memory_id`` form the keyset cursor."""
+
+    memory_id: str
+    rank: int
+    state: str
+    type: str
+    statement: str
+    scope: ScopeView
+    confidence: float
+    created_at: datetime
+    version: int
+
+
+@dataclass(frozen=True)
+class EvidenceView:
+    """One piece of evidence as recorded (path, commit, 1-based inclusive lines, symbol, status)."""
+
+    type: str
+    path: str | None
+    commit_sha: str | None
+    line_start: int | None
+    line_end: int | None
+    symbol: str | None
+    target: str | None
+    ref: str | None
+    span_hash: str | None
+    status: str
+    repository_id: str | None
+
+    @property
+    def location(self) -> str:
+        """``path:start-end@commit7`` or the symbol/ref when there is no path."""
+        parts = []
+        if self.path:
+            loc = self.path
+            if self.line_start is not None:
+                loc += f":{self.line_start}" + (
+                    f"-{self.line_end}" if self.line_end not in (None, self.line_start) else ""
+                )
+            parts.append(loc)
+        if self.symbol:
+            parts.append(self.symbol + (f" CALLS {self.target}" if self.target else ""))
+        if self.ref and not parts:
+            parts.append(self.ref)
+        text = "  ".join(parts) or "-"
+        if self.commit_sha:
+            text += f"@{self.commit_sha[:7]}"
+        return text
+
+
+@dataclass(frozen=True)
+class EventView:
+    """One state-history event."""
+
+    event_id: str
+    memory_id: str
+    from_state: str | None
+    to_state: str
+    reason: str
+    comment: str | None
+    actor_type: str
+    actor_id: str
+    actor_role: str | None
+    job_id: str | None
+    compensates: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class MemoryDetailView:
+    """A whole memory record with its evidence and history, for ``memtui show`` and the detail pane."""
+
+    memory_id: str
+    logical_memory_id: str
+    type: str
+    statement: str
+    scope: ScopeView
+    state: str
+    confidence: float
+    review_state: str
+    conflict_state: str
+    impact: str
+    origin: str
+    proposer_type: str | None
+    proposer_id: str | None
+    failure_class: str | None
+    failure_type: str | None
+    promotion_status: str | None
+    requires_human_review: bool
+    root_cause_summary: str | None
+    tags: tuple[str, ...]
+    invalidation_policy: tuple[dict, ...]
+    created_at: datetime
+    last_validated_at: datetime | None
+    last_used_at: datetime | None
+    expires_at: datetime | None
+    expires_after_days: int | None
+    review_after_days: int | None
+    superseded_by: str | None
+    version: int
+    evidence: tuple[EvidenceView, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class DecisionOutcome:
+    """What a decision or an undo did: the event written and the states either side."""
+
+    event_id: str
+    memory_id: str
+    from_state: str | None
+    to_state: str
+    compensates: str | None = None
+
+
+@dataclass(frozen=True)
+class RepositoryHealth:
+    """Counts per state for one repository (None: org-wide memory), with the design's summary keys (§19.3)."""
+
+    repository_id: str | None
+    by_state: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        """All memories of the repository, any state."""
+        return sum(self.by_state.values())

@@ -1,0 +1,1 @@
+"""Sources of evidence: git (gitpython) and, later, symbol lookup."""

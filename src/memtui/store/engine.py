@@ -1,0 +1,109 @@
+"""Database URL handling, engine creation and migrations (Alembic) for the store.
+
+One URL chooses the store: a path (or ``sqlite:///path``) is a SQLite file in WAL mode with
+foreign keys on; ``postgresql://`` / ``postgresql+psycopg://`` is a shared PostgreSQL store.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+DEFAULT_DB = "memtui.db"
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+
+
+class StoreError(Exception):
+    """The store cannot be opened or brought up to date; the message names the URL."""
+
+
+def resolve_url(db: str | None) -> str:
+    """Turn ``--db``/``MEMTUI_DB`` (a path or a URL) into an SQLAlchemy URL.
+
+    None uses ``MEMTUI_DB``, else ``memtui.db`` in the current directory. A bare path becomes
+    ``sqlite:///<absolute path>``; ``postgresql://`` and ``postgres://`` gain the psycopg driver.
+    """
+    db = db or os.environ.get("MEMTUI_DB") or DEFAULT_DB
+    if "://" not in db:
+        return "sqlite:///" + str(Path(db).expanduser().resolve())
+    for prefix in ("postgresql://", "postgres://"):
+        if db.startswith(prefix):
+            return "postgresql+psycopg://" + db[len(prefix):]
+    return db
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=5000")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def make_engine(db: str | None = None) -> Engine:
+    """Create the engine for ``db`` (see :func:`resolve_url`); SQLite connections get WAL and foreign keys."""
+    url = resolve_url(db)
+    if url.startswith("sqlite"):
+        path = url.removeprefix("sqlite:///")
+        if path and path != ":memory:":
+            parent = Path(path).parent
+            if not parent.exists():
+                raise StoreError(f"cannot create store {path}: folder {parent} does not exist")
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False})
+        sa.event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True)
+
+
+def _alembic_config(connection):
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def head_revision() -> str:
+    """The newest migration revision id shipped with this version of memtui."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_alembic_config(None)).get_current_head()
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the store is at, or None for an empty store."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: Engine) -> tuple[str | None, str]:
+    """Bring the store up to the newest revision (``memtui init``); returns (before, after).
+
+    Raises :class:`StoreError` when the database cannot be reached.
+    """
+    from alembic import command
+
+    try:
+        before = current_revision(engine)
+        head = head_revision()
+        if before != head:
+            with engine.begin() as conn:
+                command.upgrade(_alembic_config(conn), "head")
+    except sa.exc.OperationalError as exc:
+        raise StoreError(f"cannot open store {engine.url.render_as_string(hide_password=True)}: "
+                         f"{exc.orig}") from exc
+    return before, head
+
+
+def open_store(db: str | None = None) -> Engine:
+    """Engine for ``db``, migrated to the newest revision (every command opens the store this way)."""
+    engine = make_engine(db)
+    upgrade(engine)
+    return engine

@@ -1,0 +1,133 @@
+"""SQLModel tables of the store (seed 000 §5 memory record, §23 storage schema).
+
+Column names are the snake_case forms of the design's camelCase fields. Timestamps are
+naive UTC datetimes (the same on SQLite and PostgreSQL). JSON columns hold lists.
+Only :func:`memtui.review.lifecycle.transition` writes ``Memory.state``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Optional
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+
+class Repository(SQLModel, table=True):
+    """A code repository memtui knows, with the checkout maintenance reads."""
+
+    __tablename__ = "repository"
+
+    repository_id: str = Field(primary_key=True, max_length=200)
+    tenant_id: str = Field(default="default", max_length=200)
+    checkout_path: Optional[str] = Field(default=None)
+    added_at: datetime
+
+
+_VERSION = sa.Column("version", sa.Integer, nullable=False, default=1)
+
+
+class Memory(SQLModel, table=True):
+    """One memory record (seed 000 §5) or candidate (§6.3, seed 003's promotion-gate candidate)."""
+
+    __tablename__ = "memory"
+    __table_args__ = (
+        sa.Index("ix_memory_state_id", "state", "memory_id"),
+        sa.Index("ix_memory_repository_state", "repository_id", "state"),
+    )
+
+    memory_id: str = Field(primary_key=True, max_length=200)
+    logical_memory_id: str = Field(max_length=200, index=True)
+    type: str = Field(max_length=80)
+    statement: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    tenant_id: str = Field(default="default", max_length=200)
+    repository_id: Optional[str] = Field(default=None, max_length=200)
+    module_path: Optional[str] = Field(default=None)
+    applies_to: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    does_not_apply_to: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    state: str = Field(max_length=40)
+    confidence: float = 0.5
+    review_state: str = Field(default="none", max_length=40)
+    conflict_state: str = Field(default="none", max_length=40)
+    impact: str = Field(default="normal", max_length=20)
+    origin: str = Field(default="agent", max_length=40)
+    proposer_type: Optional[str] = Field(default=None, max_length=80)
+    proposer_id: Optional[str] = Field(default=None, max_length=200)
+    failure_class: Optional[str] = Field(default=None, max_length=80)
+    failure_type: Optional[str] = Field(default=None, max_length=200)
+    promotion_status: Optional[str] = Field(default=None, max_length=80)
+    requires_human_review: bool = False
+    root_cause_summary: Optional[str] = Field(default=None, sa_column=sa.Column(sa.Text, nullable=True))
+    verification_probe: Optional[str] = Field(default=None, max_length=200)
+    source_action_ids: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    tags: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    invalidation_policy: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False)
+    )
+    created_at: datetime
+    last_validated_at: Optional[datetime] = None
+    last_used_at: Optional[datetime] = None
+    expires_at: Optional[datetime] = None
+    expires_after_days: Optional[int] = None
+    review_after_days: Optional[int] = None
+    superseded_by: Optional[str] = Field(default=None, max_length=200)
+    import_hash: Optional[str] = Field(default=None, max_length=80)
+    import_source: Optional[str] = Field(default=None)
+    version: int = Field(default=1, sa_column=_VERSION)
+
+    # optimistic concurrency: an UPDATE carries "WHERE version = <read>" and bumps it, so two
+    # reviewers deciding the same memory on a shared PostgreSQL store cannot both win.
+    __mapper_args__ = {"version_id_col": _VERSION}
+
+
+class Evidence(SQLModel, table=True):
+    """One piece of evidence of a memory: a file span at a commit, a symbol, a call edge, a doc, an ADR, a human source."""
+
+    __tablename__ = "evidence"
+
+    evidence_id: Optional[int] = Field(default=None, primary_key=True)
+    memory_id: str = Field(
+        sa_column=sa.Column(sa.String(200), sa.ForeignKey("memory.memory_id", ondelete="CASCADE"),
+                            nullable=False, index=True)
+    )
+    ordinal: int = 0
+    type: str = Field(max_length=40)
+    repository_id: Optional[str] = Field(default=None, max_length=200)
+    path: Optional[str] = Field(default=None)
+    commit_sha: Optional[str] = Field(default=None, max_length=64)
+    line_start: Optional[int] = None
+    line_end: Optional[int] = None
+    symbol: Optional[str] = Field(default=None)
+    target: Optional[str] = Field(default=None)
+    ref: Optional[str] = Field(default=None)
+    span_hash: Optional[str] = Field(default=None, max_length=100)
+    excerpt: Optional[str] = Field(default=None, sa_column=sa.Column(sa.Text, nullable=True))
+    status: str = Field(default="unchecked", max_length=40)
+
+
+class StateHistory(SQLModel, table=True):
+    """Append-only state-history event (seed 000 §23.1). Rows are never updated or deleted.
+
+    ``event_id`` sorts in the order events were written. ``compensates`` names the event an
+    undo reverses; ``job_id`` the maintenance job that made a system change.
+    """
+
+    __tablename__ = "memory_state_history"
+    __table_args__ = (sa.Index("ix_history_memory_event", "memory_id", "event_id"),)
+
+    event_id: str = Field(primary_key=True, max_length=64)
+    memory_id: str = Field(
+        sa_column=sa.Column(sa.String(200), sa.ForeignKey("memory.memory_id"), nullable=False)
+    )
+    from_state: Optional[str] = Field(default=None, max_length=40)
+    to_state: str = Field(max_length=40)
+    reason: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    comment: Optional[str] = Field(default=None, sa_column=sa.Column(sa.Text, nullable=True))
+    actor_type: str = Field(max_length=20)
+    actor_id: str = Field(max_length=200)
+    actor_role: Optional[str] = Field(default=None, max_length=20)
+    job_id: Optional[str] = Field(default=None, max_length=64)
+    compensates: Optional[str] = Field(default=None, max_length=64)
+    review_state_before: Optional[str] = Field(default=None, max_length=40)
+    created_at: datetime
