@@ -58,10 +58,12 @@ def transition(
     comment: str | None = None,
     job_id: str | None = None,
     compensates: str | None = None,
+    review_state: str | None = None,
 ) -> StateHistory:
     """Move ``memory`` to ``to_state`` as ``actor`` and record why; the caller commits.
 
-    ``memory`` is a row or a memory id. ``compensates`` is the event id an undo reverses:
+    ``memory`` is a row or a memory id. ``review_state``, when given, is set in the same
+    update (one version step per change). ``compensates`` is the event id an undo reverses:
     the step back skips the transition table (it inverts an allowed step) but not the
     invariants. Returns the history event added to the session. Raises
     :class:`MemoryNotFound`, :class:`memtui.domain.invariants.TransitionRefused` or
@@ -92,6 +94,8 @@ def transition(
         created_at=now,
     )
     memory.state = to.value
+    if review_state is not None:
+        memory.review_state = review_state
     if to in LIVE_STATES and actor.type == "human":
         memory.last_validated_at = now
     session.add(memory)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, func, select
@@ -77,8 +76,7 @@ class ReviewService:
                     raise DecisionError(f"{memory_id} is already {memory.state}")
                 from_state = memory.state
                 event = transition(session, memory, to, actor, reason=f"reviewer decision: {decision.value}",
-                                   comment=comment)
-                memory.review_state = review_state_after(decision)
+                                   comment=comment, review_state=review_state_after(decision))
                 return DecisionOutcome(event.event_id, memory_id, from_state, to.value)
         except StaleDataError as exc:
             raise DecisionError(f"{memory_id} was changed by someone else meanwhile; look again") from exc
@@ -106,9 +104,7 @@ class ReviewService:
                 )
             back = transition(session, memory, event.from_state, actor,
                               reason=f"undo of {event_id} ({event.reason})", comment=comment,
-                              compensates=event_id)
-            if event.review_state_before is not None:
-                memory.review_state = event.review_state_before
+                              compensates=event_id, review_state=event.review_state_before)
             return DecisionOutcome(back.event_id, memory.memory_id, event.to_state, event.from_state,
                                    compensates=event_id)
 
@@ -219,5 +215,3 @@ class ReviewService:
             )
             return {repo: n for repo, n in rows}
 
-
-__all__ = ["ReviewService", "DecisionError", "QUEUE_RANK", "sa"]

@@ -1,0 +1,33 @@
+"""The memtui Textual app: holds the review service and the acting reviewer, opens the queue.
+
+Screens only show state and send intents to services; no SQL and no git here
+(DESIGN.md, "Layers"). Heavy libraries (scikit-learn, gitpython) are not imported here.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.engine import Engine
+from textual.app import App
+from textual.binding import Binding
+
+from memtui.domain.invariants import Actor
+from memtui.review.service import ReviewService
+
+
+class MemtuiApp(App):
+    """memtui's TUI. ``engine`` is an open store, ``actor`` the reviewer recorded on every event."""
+
+    TITLE = "memtui"
+    CSS_PATH = "app.tcss"
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, id="app.quit")]
+
+    def __init__(self, engine: Engine, actor: Actor) -> None:
+        super().__init__()
+        self.engine = engine
+        self.actor = actor
+        self.service = ReviewService(engine)
+
+    def on_mount(self) -> None:
+        from memtui.screens.queue import QueueScreen
+
+        self.push_screen(QueueScreen())

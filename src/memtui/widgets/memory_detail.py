@@ -1,0 +1,105 @@
+"""The detail pane: one memory's statement, scope and evidence, rendered literally."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.console import Group
+from rich.text import Text
+from textual.widgets import Static
+
+from memtui.clock import iso
+from memtui.review.views import EvidenceView, MemoryDetailView
+from memtui.widgets.literal import literal, visible
+
+STATUS_STYLE = {
+    "valid": "green", "unchecked": "dim", "changed": "yellow", "deleted": "red", "unverifiable": "magenta",
+}
+
+
+
+
+
+def _row(name: str, *parts: Text | str) -> Text:
+    t = Text(f"{name:<11}", style="bold")
+    for p in parts:
+        t.append(p if isinstance(p, Text) else Text(visible(p)))
+    return t
+
+
+def _evidence_line(e: EvidenceView) -> Text:
+    t = Text("• ")
+    t.append(e.status, style=STATUS_STYLE.get(e.status, ""))
+    t.append(f" {e.type} ", style="cyan")
+    t.append(visible(e.location))
+    if e.ref and (e.path or e.symbol):
+        t.append(f"  ({visible(e.ref)})", style="dim")
+    return t
+
+
+def _when(dt: datetime | None) -> str:
+    return iso(dt) or "—"
+
+
+def render_detail(d: MemoryDetailView) -> list[Text]:
+    """The detail pane's content for ``d``: every untrusted string goes through :func:`literal`."""
+    head = Text()
+    head.append(visible(d.memory_id), style="bold")
+    head.append("   ")
+    head.append(f" {d.state} ", style="reverse bold")
+    head.append(f"   version {d.version}", style="dim")
+    statement = literal(d.statement)
+    statement.stylize("bold")
+    scope = d.scope
+    lines = [
+        head,
+        Text(""),
+        statement,
+        Text(""),
+        _row("type", f"{d.type}   impact {d.impact}"),
+        _row("confidence", f"{d.confidence:.2f}"),
+        _row("scope", scope.label),
+    ]
+    if scope.applies_to or scope.does_not_apply_to:
+        lines.append(_row("applies to", ", ".join(scope.applies_to) or "—"))
+        lines.append(_row("not to", ", ".join(scope.does_not_apply_to) or "—"))
+    lines.append(_row("review", f"{d.review_state}   conflict {d.conflict_state}"))
+    proposer = f"   proposed by {d.proposer_type}:{d.proposer_id or '?'}" if d.proposer_type else ""
+    lines.append(_row("origin", f"{d.origin}{proposer}"))
+    if d.failure_class:
+        lines.append(_row("failure", f"{d.failure_class}   promotion {d.promotion_status or '—'}"
+                                      + ("   requires human review" if d.requires_human_review else "")))
+    if d.root_cause_summary:
+        lines.append(_row("root cause", d.root_cause_summary))
+    lines.append(_row("created", f"{_when(d.created_at)}   validated {_when(d.last_validated_at)}"))
+    if d.expires_at or d.expires_after_days or d.review_after_days:
+        lines.append(_row("expiry", f"expires {_when(d.expires_at)}   after {d.expires_after_days or '—'} d"
+                                     f"   review every {d.review_after_days or '—'} d"))
+    if d.superseded_by:
+        lines.append(_row("superseded", f"by {d.superseded_by}"))
+    if d.invalidation_policy:
+        policies = "; ".join(f"{k}: {v}" for p in d.invalidation_policy for k, v in p.items())
+        lines.append(_row("invalidate", policies))
+    lines.append(Text(""))
+    lines.append(Text(f"Evidence ({len(d.evidence)})", style="bold underline"))
+    if not d.evidence:
+        lines.append(Text("  none — this memory cannot be approved until it has evidence", style="yellow"))
+    lines.extend(_evidence_line(e) for e in d.evidence)
+    return lines
+
+
+class MemoryDetail(Static):
+    """Shows one memory (:func:`render_detail`), or a hint when nothing is selected.
+
+    ``lines`` keeps the Text lines shown, so tests can read exactly what is on screen.
+    """
+
+    lines: list[Text] = []
+
+    def show_memory(self, detail: MemoryDetailView | None) -> None:
+        """Render ``detail``; None shows the empty-queue hint."""
+        if detail is None:
+            self.lines = [Text("Nothing selected. The review queue is empty.", style="dim")]
+        else:
+            self.lines = render_detail(detail)
+        self.update(Group(*self.lines))
