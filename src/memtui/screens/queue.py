@@ -38,7 +38,7 @@ DECIDED_MARK = {"active": "✓", "rejected": "✗", "invalidated": "✗", "needs
 def _age(created: datetime, now: datetime) -> str:
     days = (now - created).days
     if days < 1:
-        return "today"
+        return "0d"
     if days < 60:
         return f"{days}d"
     return f"{days // 30}mo"
