@@ -52,7 +52,8 @@ def pg_database_url():
     admin.dispose()
 
 
-_TABLES = ("memory_state_history", "evidence", "memory", "repository")
+_TABLES = ("memory_harm_events", "memory_usage_events", "memory_revalidation", "memory_maintenance_jobs",
+           "memory_state_history", "evidence", "memory", "repository")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -92,15 +92,15 @@ def test_check_transition_raises_transition_refused(from_state, to_state):
     assert "mem_x" in str(err)
 
 
-def test_blocked_leads_only_to_archived_and_archived_only_to_needs_review():
+def test_blocked_leads_only_to_archived_and_archived_only_to_review_or_blocked():
     assert [s for s in ALL_STATES if is_allowed("blocked", s)] == ["archived"]
-    assert [s for s in ALL_STATES if is_allowed("archived", s)] == ["needs_review"]
+    assert [s for s in ALL_STATES if is_allowed("archived", s)] == ["needs_review", "blocked"]
 
 
-def test_every_non_terminal_state_can_be_blocked():
-    # the table's own note: archived is terminal except for a restore to review; blocked -> archived only
+def test_every_state_but_blocked_can_be_blocked():
+    # safety: a secret found later (even in archived text) blocks the memory; blocked -> archived only
     for s in ALL_STATES:
-        assert is_allowed(s, "blocked") is (s not in ("blocked", "archived")), s
+        assert is_allowed(s, "blocked") is (s != "blocked"), s
 
 
 def test_creation_allows_any_initial_state():

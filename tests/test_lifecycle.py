@@ -337,7 +337,7 @@ def test_undo_of_a_creation_or_a_superseded_decision_is_refused(store, reviewer)
     svc.decide("mem_conv", "approve", reviewer)
     with pytest.raises(DecisionError) as info:
         svc.undo(first.event_id, reviewer)  # the memory has moved on since
-    assert "no longer needs_review" in str(info.value)
+    assert "has changed since" in str(info.value)
     assert svc.detail("mem_conv").state == "active"
     assert history_count(store) == 6
 
@@ -401,3 +401,22 @@ def test_history_is_never_deleted(store, reviewer, lead):
     check_grew_by(0)
     assert [e.from_state for e in svc.history("mem_live")] == [None, "active"]
     assert history_count(store) == 8
+
+
+def test_undo_of_an_older_decision_is_refused_after_a_round_trip(store, reviewer):
+    """The memory "moved on" after the first approval even though it is active again: undoing that old
+    approval would silently throw away the later decisions (and restore a stale review_state)."""
+    svc = ReviewService(store)
+    first = svc.decide("mem_conv", "approve", reviewer)          # candidate -> active
+    svc.decide("mem_conv", "needs-review", reviewer)             # active -> needs_review
+    latest = svc.decide("mem_conv", "approve", reviewer)         # needs_review -> active
+    with pytest.raises(DecisionError):
+        svc.undo(first.event_id, reviewer)
+    d = svc.detail("mem_conv")
+    assert (d.state, d.review_state, d.version) == ("active", "approved", 4)
+    assert len(events(store, "mem_conv")) == 4
+    # the latest decision is still the one to undo, and it goes back to needs_review
+    assert svc.last_undoable_event("mem_conv") == latest.event_id
+    back = svc.undo(latest.event_id, reviewer)
+    assert (back.from_state, back.to_state) == ("active", "needs_review")
+    assert svc.detail("mem_conv").review_state == "pending"

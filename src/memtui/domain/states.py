@@ -30,7 +30,8 @@ ALL_STATES: tuple[str, ...] = tuple(s.value for s in State)
 
 S = State
 #: Allowed transitions: from-state -> set of to-states. Anything not listed is refused.
-#: ``archived`` is terminal except for an audited restore to review; ``blocked`` (a secret or
+#: ``archived`` is terminal except for an audited restore to review (and blocking, when a
+#: rescan finds a secret in archived text); ``blocked`` (a secret or
 #: other unsafe content) can only be archived, never shown again (safety invariant).
 TRANSITIONS: dict[State, frozenset[State]] = {
     S.CANDIDATE: frozenset({S.APPROVED, S.ACTIVE, S.NEEDS_REVIEW, S.REJECTED, S.SUPERSEDED,
@@ -48,7 +49,7 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     S.SUPERSEDED: frozenset({S.ARCHIVED, S.BLOCKED}),
     S.EXPIRED: frozenset({S.NEEDS_REVIEW, S.ACTIVE, S.ARCHIVED, S.BLOCKED}),
     S.DEPRECATED: frozenset({S.NEEDS_REVIEW, S.ARCHIVED, S.BLOCKED}),
-    S.ARCHIVED: frozenset({S.NEEDS_REVIEW}),
+    S.ARCHIVED: frozenset({S.NEEDS_REVIEW, S.BLOCKED}),
     S.BLOCKED: frozenset({S.ARCHIVED}),
 }
 

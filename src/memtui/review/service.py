@@ -84,8 +84,8 @@ class ReviewService:
     def undo(self, event_id: str, actor: Actor, comment: str | None = None) -> DecisionOutcome:
         """Reverse the decision recorded as ``event_id`` with a compensating event (never a deletion).
 
-        Refused when the memory has moved on since (its state is no longer the event's
-        ``to_state``), when the event was already undone, or when it created the memory.
+        Refused when the memory has changed since (a later event, or its state is no longer the
+        event's ``to_state``), when the event was already undone, or when it created the memory.
         """
         with Session(self.engine) as session, session.begin():
             event = session.get(StateHistory, event_id)
@@ -96,6 +96,11 @@ class ReviewService:
             undone = session.exec(select(StateHistory.event_id).where(StateHistory.compensates == event_id)).first()
             if undone:
                 raise DecisionError(f"{event_id} was already undone by {undone}")
+            newer = session.exec(select(StateHistory.event_id).where(
+                StateHistory.memory_id == event.memory_id, StateHistory.event_id > event_id)).first()
+            if newer:
+                raise DecisionError(f"{event.memory_id} has changed since {event_id} (by {newer}); "
+                                    "only its latest change can be undone")
             memory = session.get(Memory, event.memory_id)
             if memory.state != event.to_state:
                 raise DecisionError(

@@ -1,7 +1,7 @@
 """SQLModel tables of the store (seed 000 §5 memory record, §23 storage schema).
 
 Column names are the snake_case forms of the design's camelCase fields. Timestamps are
-naive UTC datetimes (the same on SQLite and PostgreSQL). JSON columns hold lists.
+timezone-aware datetimes stored as UTC (sqlmodel's UTCDateTime; naive values are refused). JSON columns hold lists.
 Only :func:`memtui.review.lifecycle.transition` writes ``Memory.state``.
 """
 
@@ -85,6 +85,7 @@ class Evidence(SQLModel, table=True):
     """One piece of evidence of a memory: a file span at a commit, a symbol, a call edge, a doc, an ADR, a human source."""
 
     __tablename__ = "evidence"
+    __table_args__ = (sa.Index("ix_evidence_commit_path", "commit_sha", "path"),)
 
     evidence_id: Optional[int] = Field(default=None, primary_key=True)
     memory_id: str = Field(
@@ -104,6 +105,13 @@ class Evidence(SQLModel, table=True):
     span_hash: Optional[str] = Field(default=None, max_length=100)
     excerpt: Optional[str] = Field(default=None, sa_column=sa.Column(sa.Text, nullable=True))
     status: str = Field(default="unchecked", max_length=40)
+    # where revalidation last found the evidence at HEAD; the recorded anchor above never moves
+    current_path: Optional[str] = Field(default=None)
+    current_line_start: Optional[int] = None
+    current_line_end: Optional[int] = None
+    current_commit: Optional[str] = Field(default=None, max_length=64)
+    reason_code: Optional[str] = Field(default=None, max_length=60)
+    status_reason: Optional[str] = Field(default=None, sa_column=sa.Column(sa.Text, nullable=True))
 
 
 class StateHistory(SQLModel, table=True):
@@ -130,4 +138,71 @@ class StateHistory(SQLModel, table=True):
     job_id: Optional[str] = Field(default=None, max_length=64)
     compensates: Optional[str] = Field(default=None, max_length=64)
     review_state_before: Optional[str] = Field(default=None, max_length=40)
+    created_at: datetime
+
+
+class MaintenanceJob(SQLModel, table=True):
+    """One run of a maintenance job (seed 000 §23.4): type, status, selected and updated counts, times."""
+
+    __tablename__ = "memory_maintenance_jobs"
+
+    job_id: str = Field(primary_key=True, max_length=64)
+    job_type: str = Field(max_length=40)
+    status: str = Field(max_length=20)  # running | completed | failed | dry_run
+    repository_id: Optional[str] = Field(default=None, max_length=200)
+    selected_count: int = 0
+    updated_count: int = 0
+    dry_run: bool = False
+    clock: Optional[datetime] = None  # the --now the job ran with, if fixed
+    summary: dict[str, Any] = Field(default_factory=dict, sa_column=sa.Column(sa.JSON, nullable=False))
+    started_at: datetime
+    completed_at: Optional[datetime] = None
+
+
+class Revalidation(SQLModel, table=True):
+    """The latest revalidation result of a memory (seed 000 §8.3): status, reasons, current evidence."""
+
+    __tablename__ = "memory_revalidation"
+
+    memory_id: str = Field(
+        sa_column=sa.Column(sa.String(200), sa.ForeignKey("memory.memory_id"), primary_key=True)
+    )
+    job_id: str = Field(max_length=64)
+    status: str = Field(max_length=40)  # valid | needs_review | invalidated
+    severity: str = Field(default="none", max_length=20)
+    reasons: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    reason_codes: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    current_evidence: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    recommended_action: str = Field(max_length=40)
+    checked_at: datetime
+
+
+class UsageEvent(SQLModel, table=True):
+    """A memory used in a context pack and what came of it (seed 000 §16.2, §23.3)."""
+
+    __tablename__ = "memory_usage_events"
+
+    usage_id: str = Field(primary_key=True, max_length=64)
+    memory_id: str = Field(
+        sa_column=sa.Column(sa.String(200), sa.ForeignKey("memory.memory_id"), nullable=False, index=True)
+    )
+    workflow_run_id: Optional[str] = Field(default=None, max_length=200)
+    context_pack_id: Optional[str] = Field(default=None, max_length=200)
+    usage_type: str = Field(max_length=40)  # context_pack | cited | ignored | contradicted
+    outcome: str = Field(max_length=20)  # positive | negative | neutral | harm
+    detail: dict[str, Any] = Field(default_factory=dict, sa_column=sa.Column(sa.JSON, nullable=False))
+    created_at: datetime
+
+
+class HarmEvent(SQLModel, table=True):
+    """A memory that caused harm (seed 000 §16.3): the issue and the action taken."""
+
+    __tablename__ = "memory_harm_events"
+
+    harm_id: str = Field(primary_key=True, max_length=64)
+    memory_id: str = Field(
+        sa_column=sa.Column(sa.String(200), sa.ForeignKey("memory.memory_id"), nullable=False, index=True)
+    )
+    issue: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    action: str = Field(max_length=40)
     created_at: datetime

@@ -1,0 +1,64 @@
+"""Maintenance job bookkeeping (seed 000 §18, §23.4): every run is a row with its counts.
+
+Jobs are idempotent: the same state, policy and ``now`` give the same result, and a second
+run over an unchanged state updates nothing (DESIGN.md, "Maintenance jobs").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from memtui.clock import new_event_id, utcnow
+from memtui.domain.invariants import Actor
+from memtui.store.models import MaintenanceJob
+
+#: The actor of every change a maintenance job makes (issue 3: "actor system:maintenance").
+MAINTENANCE_ACTOR = Actor(type="system", id="maintenance", role="reviewer")
+
+
+@dataclass
+class JobResult:
+    """What one job did: ``selected`` memories looked at, ``updated`` changed, and details per memory."""
+
+    job_id: str
+    job_type: str
+    repository_id: str | None
+    selected: int = 0
+    updated: int = 0
+    dry_run: bool = False
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def start_job(engine: Engine, job_type: str, *, repository_id: str | None = None, dry_run: bool = False,
+              clock: datetime | None = None) -> JobResult:
+    """Write the ``running`` job row (its own small transaction) and return the result to fill in."""
+    job_id = new_event_id("job")
+    with Session(engine) as session, session.begin():
+        session.add(MaintenanceJob(job_id=job_id, job_type=job_type, status="running",
+                                   repository_id=repository_id, dry_run=dry_run, clock=clock,
+                                   started_at=utcnow()))
+    return JobResult(job_id, job_type, repository_id, dry_run=dry_run)
+
+
+def finish_job(session: Session, result: JobResult, status: str | None = None) -> None:
+    """Complete the job row inside the job's own transaction (``session``), with its counts."""
+    job = session.get(MaintenanceJob, result.job_id)
+    job.status = status or ("dry_run" if result.dry_run else "completed")
+    job.selected_count, job.updated_count = result.selected, result.updated
+    job.summary = result.summary
+    job.completed_at = utcnow()
+    session.add(job)
+
+
+def fail_job(engine: Engine, result: JobResult, error: str) -> None:
+    """Mark the job failed with the error (after its transaction rolled back)."""
+    with Session(engine) as session, session.begin():
+        job = session.get(MaintenanceJob, result.job_id)
+        job.status, job.summary, job.completed_at = "failed", {"error": error}, utcnow()
+        session.add(job)
