@@ -6,8 +6,8 @@ rounded to 2 decimals so reports are stable.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from datetime import datetime
 
 #: Weights of the factors in the overall score (they sum to 1).
 WEIGHTS: dict[str, float] = {
@@ -20,6 +20,8 @@ DEFAULT_CONFIDENCE_THRESHOLD = 0.5
 STRONG_EVIDENCE = {"file_span": 1.0, "symbol": 1.0, "call_edge": 0.9, "adr": 0.9, "replay": 0.9,
                    "human": 0.8, "doc": 0.6, "ref": 0.3}
 STATUS_WEIGHT = {"valid": 1.0, "unchecked": 0.7, "changed": 0.3, "unverifiable": 0.2, "deleted": 0.0}
+#: Code identifiers in prose: CamelCase, dotted (Class.method, a/b.py), snake_case.
+_IDENTIFIER = re.compile(r"\b(?:[A-Za-z]+[A-Z][A-Za-z0-9]*|\w+\.\w+(?:\.\w+)*|[a-z0-9]+_[a-z0-9_]+)\b")
 VAGUE_WORDS = ("sometimes", "maybe", "probably", "usually", "unclear", "unknown", "might", "some ", "various")
 
 
@@ -73,7 +75,7 @@ def quality(q: QualityInput) -> Quality:
     minus a conflict penalty (0.3 when a conflict is open)."""
     strength = max((STRONG_EVIDENCE.get(t, 0.3) * STATUS_WEIGHT.get(s, 0.5) for t, s in q.evidence), default=0.0)
     text = q.statement.lower()
-    identifiers = sum(1 for w in q.statement.replace("`", " ").split() if any(c.isupper() for c in w[1:]) or "." in w.strip(".") or "_" in w)
+    identifiers = len(set(_IDENTIFIER.findall(q.statement)))
     specificity = min(1.0, 0.5 + 0.15 * identifiers) - (0.3 if any(v in text for v in VAGUE_WORDS) else 0.0)
     scope = 1.0 if q.repository_id and q.module_path else 0.85 if q.repository_id else 0.5
     review = {"approved": 1.0, "pending": 0.5, "none": 0.4, "changes_requested": 0.3, "rejected": 0.0}.get(q.review_state, 0.4)

@@ -46,7 +46,11 @@ class ImportRefused(Exception):
 
     def __init__(self, errors: list[RecordError | ImportFileError]):
         self.errors = errors
-        head = f"{len(errors)} record(s) refused; nothing was imported" if errors else "nothing imported"
+        files = sum(isinstance(e, ImportFileError) for e in errors)
+        records = len(errors) - files
+        parts = ([f"{files} file(s) could not be read"] if files else []) + (
+            [f"{records} record(s) refused"] if records else [])
+        head = "; ".join(parts) + "; nothing was imported" if parts else "nothing imported"
         super().__init__(head + "".join(f"\n  {e}" for e in errors))
 
 

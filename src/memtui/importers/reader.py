@@ -76,6 +76,10 @@ def _yaml_load(path: Path, text: str) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
+        if exc.context and exc.context_mark and exc.problem_mark and exc.context_mark.line != exc.problem_mark.line:
+            # the parser noticed the problem later than where it began: name both lines
+            problem += (f" ({exc.context} started at line {exc.context_mark.line + 1}, "
+                        f"column {exc.context_mark.column + 1})")
         raise ImportFileError(path, f"YAML syntax error: {problem}",
                               mark.line + 1 if mark else None, mark.column + 1 if mark else None) from exc
     except yaml.YAMLError as exc:

@@ -1,0 +1,181 @@
+"""The five maintenance reports of the seed exercise (seed 000 §26.2), as YAML with the design's camelCase keys.
+
+Deterministic: the same store and the same ``now`` give byte-identical files (lists sorted by
+memory id, no wall-clock time, no job ids).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from memtui.clock import iso
+from memtui.domain.pruning import PruningRules
+from memtui.domain.states import ALL_STATES, QUEUE_STATES
+from memtui.maintenance.assess import assess
+from memtui.maintenance.prune import load_pruning_policy, pruning_plan
+from memtui.store.models import Memory, Revalidation, StateHistory
+
+REPORT_FILES = ("memory-health-report.yaml", "memory-revalidation-report.yaml", "memory-conflicts.yaml",
+                "memory-pruning-plan.yaml", "memory-review-queue.yaml")
+STALE_CODES = ("changed", "deleted", "unverifiable")
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str_presenter(dumper, data):
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def _dump(path: Path, data: dict[str, Any]) -> None:
+    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+    path.write_text(text, encoding="utf-8")
+
+
+def _revalidations(session: Session) -> dict[str, Revalidation]:
+    return {r.memory_id: r for r in session.exec(select(Revalidation).order_by(Revalidation.memory_id))}
+
+
+def _last_reasons(session: Session, memory_ids: list[str]) -> dict[str, str]:
+    """The reason of the newest history event of each memory (why it is where it is)."""
+    out: dict[str, str] = {}
+    for mid, reason in session.exec(select(StateHistory.memory_id, StateHistory.reason)
+                                    .where(StateHistory.memory_id.in_(memory_ids))
+                                    .order_by(StateHistory.memory_id, StateHistory.event_id)):
+        out[mid] = reason
+    return out
+
+
+def health_report(engine: Engine, now: datetime) -> dict[str, Any]:
+    """``memoryHealth``: per repository, counts per state and the summary keys of seed 000 §19.3."""
+    assessments = assess(engine)
+    with Session(engine) as session:
+        memories = list(session.exec(select(Memory.memory_id, Memory.repository_id, Memory.state,
+                                            Memory.conflict_state).order_by(Memory.memory_id)))
+        reval = _revalidations(session)
+    band = {a.memory_id: a.quality.band for a in assessments}
+    by_repo: dict[str | None, list] = defaultdict(list)
+    for row in memories:
+        by_repo[row[1]].append(row)
+    out = []
+    for repo in sorted(by_repo, key=lambda r: (r is None, r or "")):
+        rows = by_repo[repo]
+        counts = {s: 0 for s in ALL_STATES}
+        for _mid, _repo, state, _c in rows:
+            counts[state] += 1
+        live = [r for r in rows if r[2] in ("active", "approved", "needs_review", "challenged", "candidate")]
+        stale = sorted(r[0] for r in live if r[0] in reval and reval[r[0]].status != "valid")
+        conflicted = sorted(r[0] for r in rows if r[3] == "open")
+        high = sorted(r[0] for r in rows if r[2] == "active" and band.get(r[0]) == "high")
+        action = []
+        if counts["needs_review"]:
+            action.append(f"review {counts['needs_review']} memories that need review")
+        if stale:
+            action.append(f"revalidate {len(stale)} stale memories: {', '.join(stale)}")
+        if conflicted:
+            action.append(f"resolve conflicts of {len(conflicted)} memories")
+        if counts["candidate"]:
+            action.append(f"decide {counts['candidate']} pending candidates")
+        if counts["challenged"]:
+            action.append(f"look at {counts['challenged']} challenged memories (harm reported)")
+        out.append({
+            "repositoryId": repo, "total": len(rows), "active": counts["active"],
+            "candidatesPending": counts["candidate"], "needsReview": counts["needs_review"],
+            "stale": len(stale), "conflicted": len(conflicted), "expired": counts["expired"],
+            "invalidated": counts["invalidated"], "highValue": len(high), "byState": counts,
+            "actionRequired": action,
+        })
+    return {"generatedAt": iso(now), "memoryHealth": out}
+
+
+def revalidation_report(engine: Engine, now: datetime) -> dict[str, Any]:
+    """``revalidations``: the latest result per memory (seed 000 §8.3)."""
+    with Session(engine) as session:
+        rows = _revalidations(session)
+    return {"generatedAt": iso(now), "revalidations": [
+        {"memoryId": r.memory_id, "status": r.status, "severity": r.severity, "reasons": list(r.reasons),
+         "reasonCodes": list(r.reason_codes), "currentEvidence": list(r.current_evidence),
+         "recommendedAction": r.recommended_action}
+        for r in rows.values()]}
+
+
+def conflicts_report(engine: Engine, now: datetime) -> dict[str, Any]:
+    """``memoryConflicts``: open conflicts (seed 000 §10.3); filled by conflict detection."""
+    try:
+        from memtui.maintenance.conflicts import conflict_records  # type: ignore[attr-defined]
+    except ImportError:
+        conflict_records = None
+    records = conflict_records(engine) if conflict_records else []
+    return {"generatedAt": iso(now), "memoryConflicts": records}
+
+
+def pruning_report(engine: Engine, now: datetime, rules: PruningRules) -> dict[str, Any]:
+    """``pruningPlan``: what the policy would archive and what it keeps despite a matching rule."""
+    plan = pruning_plan(engine, rules, now)
+    return {"generatedAt": iso(now), "pruningPlan": {
+        "archive": [{"memoryId": i.memory_id, "reasons": list(i.reasons)} for i in plan.archive],
+        "keep": [{"memoryId": i.memory_id, "reasons": list(i.reasons)} for i in plan.keep],
+    }}
+
+
+def review_queue_report(engine: Engine, now: datetime) -> dict[str, Any]:
+    """``reviewQueue``: every memory waiting for a decision, with reasons and a priority (high/medium/low)."""
+    with Session(engine) as session:
+        rows = list(session.exec(select(Memory.memory_id, Memory.state, Memory.conflict_state, Memory.impact)
+                                 .where(Memory.state.in_([s.value for s in QUEUE_STATES]))
+                                 .order_by(Memory.memory_id)))
+        reval = _revalidations(session)
+        last = _last_reasons(session, [r[0] for r in rows])
+    items = []
+    for mid, state, conflict, impact in rows:
+        r = reval.get(mid)
+        reasons = list(r.reasons) if r and r.status != "valid" else []
+        if not reasons:
+            reasons = [last.get(mid, "pending review")]
+        if conflict == "open":
+            reasons.append("in an open conflict")
+        if (r and r.severity == "high") or conflict == "open" or state == "challenged":
+            priority = "high"
+        elif state == "needs_review" or impact == "high":
+            priority = "medium"
+        else:
+            priority = "low"
+        items.append({"memoryId": mid, "state": state, "reasons": reasons, "priority": priority})
+    order = {"high": 0, "medium": 1, "low": 2}
+    items.sort(key=lambda i: (order[i["priority"]], i["memoryId"]))
+    return {"generatedAt": iso(now), "reviewQueue": items}
+
+
+def write_reports(engine: Engine, out_dir: Path | str, now: datetime, *, pruning_policy: Path | None = None,
+                  progress: Callable[[str], None] | None = None) -> list[Path]:
+    """Write the five report files into ``out_dir`` (created if missing); returns their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rules = load_pruning_policy(pruning_policy)
+    builders = {
+        "memory-health-report.yaml": lambda: health_report(engine, now),
+        "memory-revalidation-report.yaml": lambda: revalidation_report(engine, now),
+        "memory-conflicts.yaml": lambda: conflicts_report(engine, now),
+        "memory-pruning-plan.yaml": lambda: pruning_report(engine, now, rules),
+        "memory-review-queue.yaml": lambda: review_queue_report(engine, now),
+    }
+    paths = []
+    for name in REPORT_FILES:
+        if progress:
+            progress(name)
+        path = out / name
+        _dump(path, builders[name]())
+        paths.append(path)
+    return paths

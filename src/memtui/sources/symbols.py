@@ -1,0 +1,302 @@
+"""Symbol and call lookup in source text with py-tree-sitter and per-language grammar packages.
+
+Languages are chosen by file extension: ``.java`` (tree_sitter_java), ``.py``/``.pyi``
+(tree_sitter_python). Other files have no symbols (lookups return ``None`` / empty).
+
+Symbols are named by their dotted qualified name inside the file: ``RuleRegistry``,
+``RuleRegistry.resolve``, ``Outer.Inner.method``; Python ``Class.method``, ``function``,
+``outer.inner``. A lookup name matches a symbol when it is a dotted suffix of its qualified
+name (``resolve`` finds ``RuleRegistry.resolve``); a Java name may also carry the file's
+package (``com.acme.order.validation.RuleRegistry.resolve``). With several matches the exact
+qualified name wins, then the shallowest, then the first in the file (Java overloads).
+
+Parse results are cached (LRU) by a caller-given key such as the git blob id, or by a hash of
+the content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from memtui.domain.spans import split_lines
+
+__all__ = ["SymbolSpan", "SymbolIndex", "language_for", "find_symbol", "calls_in", "call_sites",
+           "default_index"]
+
+_EXTENSIONS = {".java": "java", ".py": "python", ".pyi": "python"}
+
+_DECLS = {
+    "java": ("class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
+             "annotation_type_declaration", "method_declaration", "constructor_declaration",
+             "compact_constructor_declaration", "annotation_type_element_declaration",
+             "enum_constant"),
+    "python": ("class_definition", "function_definition"),
+}
+_CALLS = {
+    "java": "(method_invocation) @call (object_creation_expression) @new (method_reference) @ref",
+    "python": "(call) @call",
+}
+_DOTTED = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$")
+
+
+@dataclass(frozen=True)
+class SymbolSpan:
+    """A symbol found in a file: 1-based inclusive lines of its declaration (Python decorators
+    included), and ``text``, the exact text of those whole lines (each with its ``"\\n"``, the
+    last one without when the file does not end with one). ``name`` is its qualified name."""
+
+    start_line: int
+    end_line: int
+    text: str
+    name: str = ""
+
+
+def language_for(path: str) -> str | None:
+    """The language of ``path`` by extension (``"java"``, ``"python"``), or ``None``."""
+    return _EXTENSIONS.get(PurePosixPath(path or "").suffix.lower())
+
+
+class _Lang:
+    def __init__(self, name: str) -> None:
+        from tree_sitter import Language, Parser, Query
+
+        if name == "java":
+            import tree_sitter_java as grammar
+        else:
+            import tree_sitter_python as grammar
+        self.name = name
+        self.language = Language(grammar.language())
+        self.parser = Parser(self.language)
+        self.decl_query = Query(self.language, "[" + " ".join(f"({t})" for t in _DECLS[name]) + "] @decl")
+        self.call_query = Query(self.language, _CALLS[name])
+
+
+@dataclass
+class _Symbol:
+    qualname: tuple[str, ...]
+    start: int  # 1-based
+    end: int
+    node: Any  # the declaration node
+
+
+@dataclass
+class _Parsed:
+    lang: _Lang
+    tree: Any
+    lines: list[str]
+    symbols: list[_Symbol]
+    package: tuple[str, ...]
+
+
+def _name_of(node) -> str | None:
+    name = node.child_by_field_name("name")
+    return name.text.decode("utf-8", "replace") if name is not None else None
+
+
+def _lines_of(node) -> tuple[int, int]:
+    start = node.start_point.row + 1
+    end_row, end_col = node.end_point.row, node.end_point.column
+    end = end_row if end_col == 0 and end_row > node.start_point.row else end_row + 1
+    return start, end
+
+
+class SymbolIndex:
+    """Parses source text with tree-sitter, caching up to ``maxsize`` parse results (LRU).
+
+    Methods take ``text`` (the whole file), ``path`` (for the language) and an optional
+    ``key`` (e.g. the git blob id) naming the content for the cache; without a key the
+    cache key is a SHA-1 of the text. ``parses`` counts real parses (cache misses).
+    """
+
+    def __init__(self, maxsize: int = 4096) -> None:
+        self.maxsize = maxsize
+        self.parses = 0
+        self._cache: OrderedDict[tuple[str, str], _Parsed] = OrderedDict()
+        self._langs: dict[str, _Lang] = {}
+
+    def _lang(self, name: str) -> _Lang:
+        if name not in self._langs:
+            self._langs[name] = _Lang(name)
+        return self._langs[name]
+
+    def _parse(self, text: str, path: str, key: str | None) -> _Parsed | None:
+        lang_name = language_for(path)
+        if lang_name is None:
+            return None
+        data = text.encode("utf-8", "surrogateescape")
+        ck = (lang_name, key or hashlib.sha1(data).hexdigest())
+        hit = self._cache.get(ck)
+        if hit is not None:
+            self._cache.move_to_end(ck)
+            return hit
+        from tree_sitter import QueryCursor
+
+        lang = self._lang(lang_name)
+        tree = lang.parser.parse(data)
+        self.parses += 1
+        decl_types = set(_DECLS[lang_name])
+        symbols: list[_Symbol] = []
+        captures = QueryCursor(lang.decl_query).captures(tree.root_node).get("decl", [])
+        for node in sorted(captures, key=lambda n: (n.start_byte, -n.end_byte)):
+            name = _name_of(node)
+            if not name:
+                continue
+            qual = [name]
+            parent = node.parent
+            while parent is not None:
+                if parent.type in decl_types:
+                    pname = _name_of(parent)
+                    if pname:
+                        qual.append(pname)
+                parent = parent.parent
+            span_node = node
+            if node.parent is not None and node.parent.type == "decorated_definition":
+                span_node = node.parent
+            start, end = _lines_of(span_node)
+            symbols.append(_Symbol(tuple(reversed(qual)), start, end, node))
+        package: tuple[str, ...] = ()
+        if lang_name == "java":
+            for child in tree.root_node.named_children:
+                if child.type == "package_declaration":
+                    for sub in child.named_children:
+                        if sub.type in ("scoped_identifier", "identifier"):
+                            package = tuple(sub.text.decode("utf-8", "replace").split("."))
+                    break
+        parsed = _Parsed(lang, tree, split_lines(text), symbols, package)
+        self._cache[ck] = parsed
+        if len(self._cache) > self.maxsize:
+            self._cache.popitem(last=False)
+        return parsed
+
+    def _lookup(self, parsed: _Parsed, name: str) -> _Symbol | None:
+        want = tuple(p for p in (name or "").strip().split(".") if p)
+        if not want:
+            return None
+        if parsed.package and len(want) > len(parsed.package) and want[:len(parsed.package)] == parsed.package:
+            want = want[len(parsed.package):]
+        best: tuple[tuple[int, int, int], _Symbol] | None = None
+        for order, sym in enumerate(parsed.symbols):
+            q = sym.qualname
+            if len(q) >= len(want) and q[len(q) - len(want):] == want:
+                rank = (0 if q == want else 1, len(q), order)
+                if best is None or rank < best[0]:
+                    best = (rank, sym)
+        return best[1] if best else None
+
+    def symbols(self, text: str, path: str, *, key: str | None = None) -> list[SymbolSpan]:
+        """Every symbol of the file in document order (``[]`` for unsupported languages)."""
+        parsed = self._parse(text, path, key)
+        if parsed is None:
+            return []
+        return [self._span(parsed, s) for s in parsed.symbols]
+
+    @staticmethod
+    def _span(parsed: _Parsed, sym: _Symbol) -> SymbolSpan:
+        return SymbolSpan(sym.start, sym.end, "".join(parsed.lines[sym.start - 1:sym.end]),
+                          ".".join(sym.qualname))
+
+    def find_symbol(self, text: str, path: str, name: str, *, key: str | None = None) -> SymbolSpan | None:
+        """The declaration of ``name`` (``"RuleRegistry.resolve"``, ``"RuleRegistry"``,
+        ``"resolve"``) in ``text``, or ``None`` when absent or the language is unsupported."""
+        parsed = self._parse(text, path, key)
+        if parsed is None:
+            return None
+        sym = self._lookup(parsed, name)
+        return None if sym is None else self._span(parsed, sym)
+
+    def call_sites(self, text: str, path: str, caller: str, *,
+                   key: str | None = None) -> list[tuple[str, int]]:
+        """Names invoked inside ``caller``'s declaration with the 1-based line of each call,
+        in document order. Each call gives its method name (``resolve``) and, when the
+        receiver is a plain dotted name, the qualified form (``registry.resolve``,
+        ``RuleRegistry.withDefaultRules``); a Java ``new T(...)`` gives ``new T`` (and
+        ``new Simple`` for a qualified ``T``); a method reference ``A::m`` gives ``m``, ``A.m``.
+        ``[]`` when the caller is not found."""
+        parsed = self._parse(text, path, key)
+        if parsed is None:
+            return []
+        sym = self._lookup(parsed, caller)
+        if sym is None:
+            return []
+        from tree_sitter import QueryCursor
+
+        out: list[tuple[str, int]] = []
+        caps = QueryCursor(parsed.lang.call_query).captures(sym.node)
+        nodes = [(n.start_byte, kind, n) for kind, ns in caps.items() for n in ns]
+        for _, kind, node in sorted(nodes, key=lambda t: (t[0], t[1])):
+            line = node.start_point.row + 1
+            for name in self._call_names(parsed.lang.name, kind, node):
+                out.append((name, line))
+        return out
+
+    @staticmethod
+    def _call_names(lang: str, kind: str, node) -> list[str]:
+        def txt(n) -> str:
+            return n.text.decode("utf-8", "replace")
+
+        names: list[str] = []
+        if lang == "java":
+            if kind == "call":
+                name, obj = node.child_by_field_name("name"), node.child_by_field_name("object")
+                if name is not None:
+                    names.append(txt(name))
+                    if obj is not None and _DOTTED.match(txt(obj)):
+                        names.append(f"{txt(obj)}.{txt(name)}")
+            elif kind == "new":
+                typ = node.child_by_field_name("type")
+                if typ is not None:
+                    if typ.type == "generic_type" and typ.named_children:
+                        typ = typ.named_children[0]
+                    t = txt(typ)
+                    if _DOTTED.match(t):
+                        names.append(f"new {t}")
+                        if "." in t:
+                            names.append(f"new {t.rsplit('.', 1)[1]}")
+            elif kind == "ref":
+                kids = node.named_children
+                last = node.children[-1] if node.children else None
+                meth = txt(last) if last is not None and last.type in ("identifier", "new") else None
+                if meth:
+                    names.append(meth)
+                    if kids and _DOTTED.match(txt(kids[0])):
+                        names.append(f"{txt(kids[0])}.{meth}")
+        else:
+            fn = node.child_by_field_name("function")
+            if fn is not None:
+                if fn.type == "identifier":
+                    names.append(txt(fn))
+                elif fn.type == "attribute":
+                    attr, obj = fn.child_by_field_name("attribute"), fn.child_by_field_name("object")
+                    if attr is not None:
+                        names.append(txt(attr))
+                        if obj is not None and _DOTTED.match(txt(obj)):
+                            names.append(f"{txt(obj)}.{txt(attr)}")
+        return names
+
+    def calls_in(self, text: str, path: str, caller: str, *, key: str | None = None) -> set[str]:
+        """The set of names invoked inside ``caller`` (see :meth:`call_sites`); empty when the
+        caller is absent or the language is unsupported."""
+        return {name for name, _ in self.call_sites(text, path, caller, key=key)}
+
+
+default_index = SymbolIndex()
+
+
+def find_symbol(text: str, path: str, name: str, *, key: str | None = None) -> SymbolSpan | None:
+    """:meth:`SymbolIndex.find_symbol` on the module's shared cache."""
+    return default_index.find_symbol(text, path, name, key=key)
+
+
+def calls_in(text: str, path: str, caller_symbol: str, *, key: str | None = None) -> set[str]:
+    """:meth:`SymbolIndex.calls_in` on the module's shared cache."""
+    return default_index.calls_in(text, path, caller_symbol, key=key)
+
+
+def call_sites(text: str, path: str, caller_symbol: str, *, key: str | None = None) -> list[tuple[str, int]]:
+    """:meth:`SymbolIndex.call_sites` on the module's shared cache."""
+    return default_index.call_sites(text, path, caller_symbol, key=key)
