@@ -152,7 +152,9 @@ def test_show_json(store):
         "type": "file_span", "path": "src/validation/RuleRegistry.java",
         "commitSha": "0123456789abcdef0123456789abcdef01234567", "lines": [10, 28], "symbol": None,
         "target": None, "ref": None, "spanHash": None, "status": "valid", "repositoryId": None,
+        "current": None, "reasonCode": None, "reason": None,
     }]
+    assert d["revalidation"] is None  # never revalidated
     run(store, "decide", "mem_conv", "approve", "--actor", "reviewer-1")
     d = json.loads(run(store, "show", "mem_conv", "--json").stdout)
     assert (d["state"], d["version"], d["reviewState"]) == ("active", 2, "approved")

@@ -31,3 +31,22 @@ class MemtuiApp(App):
         from memtui.screens.queue import QueueScreen
 
         self.push_screen(QueueScreen())
+
+    def action_health(self) -> None:
+        """Open the health screen."""
+        from memtui.screens.health import HealthScreen
+
+        self.push_screen(HealthScreen())
+
+    def action_maintain(self) -> None:
+        """Run maintenance in a worker with a progress bar; reload what is on screen afterwards."""
+        from memtui.screens.maintenance import MaintenanceScreen
+
+        def done(changed: bool | None) -> None:
+            if changed:
+                for screen in self.screen_stack:
+                    reload = getattr(screen, "reload", None)
+                    if reload:
+                        reload()
+
+        self.push_screen(MaintenanceScreen(), done)

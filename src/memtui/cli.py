@@ -192,9 +192,14 @@ def _detail_dict(d) -> dict:
             {"type": e.type, "path": e.path, "commitSha": e.commit_sha,
              "lines": [e.line_start, e.line_end] if e.line_start is not None else None,
              "symbol": e.symbol, "target": e.target, "ref": e.ref, "spanHash": e.span_hash,
-             "status": e.status, "repositoryId": e.repository_id}
+             "status": e.status, "repositoryId": e.repository_id,
+             "current": {"path": e.current_path, "lines": [e.current_line_start, e.current_line_end],
+                         "commitSha": e.current_commit} if e.current_path else None,
+             "reasonCode": e.reason_code, "reason": e.status_reason}
             for e in d.evidence
         ],
+        "revalidation": {"status": d.revalidation_status, "reasons": list(d.revalidation_reasons)}
+        if d.revalidation_status else None,
     }
 
 
@@ -230,6 +235,14 @@ def show(
     typer.echo(f"  evidence ({len(d.evidence)}):")
     for e in d.evidence:
         typer.echo(f"    - {e.type:<10} {e.location}  [{e.status}]")
+        if e.current_location and e.current_location != e.location:
+            typer.echo(f"      now at {e.current_location}")
+        if e.status_reason and e.status not in ("valid", "unchecked"):
+            typer.echo(f"      {e.status_reason}")
+    if d.revalidation_status and d.revalidation_reasons:
+        typer.echo(f"  revalidation: {d.revalidation_status}")
+        for r in d.revalidation_reasons:
+            typer.echo(f"    - {r}")
 
 
 @app.command()
@@ -318,7 +331,7 @@ def demo(
     fresh: Annotated[bool, typer.Option("--fresh", help="Re-clone the sample repository.")] = False,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """Clone the sample order-service repository, load its memories, then open the TUI."""
+    """Clone the sample order-service repository, load its memories, run maintenance, then open the TUI."""
     from memtui.importers.native import ImportRefused
     from memtui.sample import SampleDataMissing, set_up_demo
     from memtui.sources.git import SourceError
@@ -333,6 +346,12 @@ def demo(
     typer.echo(f"demo: repository order-service at {setup.checkout} (HEAD {setup.head[:10]}); "
                f"imported {len(setup.report.imported)}, already present {len(setup.report.unchanged)}",
                err=True)
+    from memtui.clock import utcnow
+    from memtui.maintenance.runner import maintain as run_maintenance
+
+    for r in run_maintenance(engine, now=utcnow(), repo="order-service",
+                             progress=lambda msg: typer.echo(f"demo: maintenance: {msg}", err=True)):
+        typer.echo(f"demo: {r.job_type}: looked at {r.selected}, updated {r.updated}", err=True)
     if no_tui:
         print_health(engine, as_json=False)
         return
@@ -366,6 +385,182 @@ def repo_add(
         raise _fail(str(exc))
     register_repository(engine, name, path, tenant_id=tenant)
     typer.echo(f"registered {name} at {path.resolve()}")
+
+
+NowOpt = Annotated[Optional[str], typer.Option("--now", help="Fix the clock (ISO-8601), for reproducible runs.")]
+
+
+def _fix_clock(now: str | None):
+    """Parse ``--now`` and make it the process clock (history events, jobs and reports use it)."""
+    from memtui.clock import parse_time, utcnow
+
+    if now:
+        try:
+            parse_time(now)
+        except ValueError as exc:
+            raise _fail(f"--now: {exc}", 2)
+        os.environ["MEMTUI_NOW"] = now
+    return utcnow()
+
+
+@app.command()
+def maintain(
+    repo: Annotated[Optional[str], typer.Option("--repo", help="A registered repository's checkout folder or name "
+                                                 "(default: every registered repository).")] = None,
+    now: NowOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would change; write nothing.")] = False,
+    only: Annotated[Optional[str], typer.Option("--only", help="Comma-separated jobs: revalidate, expire.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the job results as JSON.")] = False,
+    db: DbOpt = None,
+) -> None:
+    """Run the maintenance jobs (revalidation against git, expiry); idempotent."""
+    from memtui.maintenance.runner import JOBS, MaintenanceError, maintain as run
+
+    clock = _fix_clock(now)
+    jobs = None
+    if only:
+        jobs = [j.strip() for j in only.split(",") if j.strip()]
+        unknown = [j for j in jobs if j not in JOBS]
+        if unknown:
+            raise _fail(f"--only: unknown job {unknown[0]!r}; jobs are {', '.join(JOBS)}", 2)
+    engine = _engine(db)
+    try:
+        results = run(engine, now=clock, repo=repo, dry_run=dry_run, only=jobs,
+                      progress=None if as_json else lambda msg: typer.echo(f"maintain: {msg}", err=True))
+    except MaintenanceError as exc:
+        raise _fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps([{"jobId": r.job_id, "jobType": r.job_type, "repositoryId": r.repository_id,
+                                "selected": r.selected, "updated": r.updated, "dryRun": r.dry_run,
+                                "summary": r.summary} for r in results], indent=2, default=str))
+        return
+    for r in results:
+        where = f" {r.repository_id}" if r.repository_id else ""
+        verb = "would update" if r.dry_run else "updated"
+        typer.echo(f"{r.job_type}{where}: selected {r.selected}, {verb} {r.updated}"
+                   + (f"  {json.dumps(r.summary, default=str)}" if r.summary else ""))
+
+
+@app.command()
+def report(
+    out: Annotated[Path, typer.Option("--out", help="Folder to write the report files into.")],
+    now: NowOpt = None,
+    pruning_policy: Annotated[Optional[Path], typer.Option("--pruning-policy", help="Pruning policy YAML "
+                                                           "(default: the design's policy).")] = None,
+    db: DbOpt = None,
+) -> None:
+    """Write the five maintenance reports (health, revalidation, conflicts, pruning plan, review queue)."""
+    from memtui.domain.pruning import PolicyError
+    from memtui.reports.maintenance import write_reports
+
+    clock = _fix_clock(now)
+    engine = _engine(db)
+    try:
+        paths = write_reports(engine, out, clock, pruning_policy=pruning_policy)
+    except PolicyError as exc:
+        raise _fail(str(exc))
+    for p in paths:
+        typer.echo(str(p))
+
+
+@app.command()
+def policy(
+    action: Annotated[str, typer.Argument(help="apply")],
+    file: Annotated[Path, typer.Argument(help="Policy YAML (policy: name, description, sendToReviewIf).")],
+    now: NowOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List the affected memories; change nothing.")] = False,
+    db: DbOpt = None,
+) -> None:
+    """Apply a review policy: every live memory it matches goes to needs_review, the policy named."""
+    from memtui.maintenance.policy import PolicyFileError, apply_review_policy, load_review_policy
+
+    if action != "apply":
+        raise _fail("usage: memtui policy apply FILE", 2)
+    clock = _fix_clock(now)
+    try:
+        pol = load_review_policy(file)
+    except PolicyFileError as exc:
+        raise _fail(str(exc))
+    result = apply_review_policy(_engine(db), pol, now=clock, dry_run=dry_run)
+    for c in result.changes:
+        typer.echo(f"{c['memoryId']}: {c['from']} -> {c['to']}")
+    typer.echo(f"policy {pol.name}: {'would send' if dry_run else 'sent'} {result.updated} memories to review")
+
+
+@app.command()
+def prune(
+    pruning_policy: Annotated[Optional[Path], typer.Option("--policy", help="Pruning policy YAML "
+                                                           "(default: the design's policy).")] = None,
+    apply: Annotated[bool, typer.Option("--apply", help="Accept the plan: archive its archive list.")] = False,
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="With --apply: archive only these ids.")] = None,
+    now: NowOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Show the pruning plan (archive / keep with reasons); --apply archives (never deletes)."""
+    from memtui.domain.pruning import PolicyError
+    from memtui.maintenance.prune import apply_pruning_plan, load_pruning_policy, pruning_plan
+
+    clock = _fix_clock(now)
+    try:
+        rules = load_pruning_policy(pruning_policy)
+    except PolicyError as exc:
+        raise _fail(str(exc))
+    engine = _engine(db)
+    plan = pruning_plan(engine, rules, clock)
+    for item in plan.archive:
+        typer.echo(f"archive  {item.memory_id}: {'; '.join(item.reasons)}")
+    for item in plan.keep:
+        typer.echo(f"keep     {item.memory_id}: {'; '.join(item.reasons)}")
+    if apply:
+        result = apply_pruning_plan(engine, plan, _actor(actor, role), set(only) if only else None, now=clock)
+        typer.echo(f"archived {result.updated} memories")
+    else:
+        typer.echo(f"plan: archive {len(plan.archive)}, keep {len(plan.keep)} (run with --apply to accept)")
+
+
+@app.command()
+def usage(
+    memory_id: Annotated[str, typer.Argument(help="The memory that was used.")],
+    outcome: Annotated[str, typer.Option("--outcome", help="positive | negative | neutral | harm")],
+    issue: Annotated[Optional[str], typer.Option("--issue", help="What went wrong (harm).")] = None,
+    workflow_run: Annotated[Optional[str], typer.Option("--workflow-run", help="The workflow run id.")] = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Record a usage event; a harm outcome challenges the memory."""
+    from memtui.maintenance.usage import record_usage
+    from memtui.review.lifecycle import MemoryNotFound
+
+    try:
+        out = record_usage(_engine(db), memory_id, outcome, _actor(actor, role), workflow_run_id=workflow_run,
+                           issue=issue)
+    except (MemoryNotFound, ValueError) as exc:
+        raise _fail(str(exc))
+    typer.echo(f"{memory_id}: usage {outcome} recorded ({out.usage_id})"
+               + (f"; memory is now {out.new_state}" if out.new_state else ""))
+
+
+@app.command()
+def quality(
+    memory_id: Annotated[Optional[str], typer.Argument(help="One memory (default: all).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    db: DbOpt = None,
+) -> None:
+    """Quality score, band and retrieval eligibility (with reasons) per memory."""
+    from memtui.maintenance.assess import assess
+
+    rows = [a for a in assess(_engine(db)) if memory_id in (None, a.memory_id)]
+    if memory_id and not rows:
+        raise _fail(f"no memory {memory_id!r} in the store")
+    if as_json:
+        typer.echo(json.dumps([{"memoryId": a.memory_id, "state": a.state, "quality": {
+            **a.quality.factors, "overall": a.quality.overall, "band": a.quality.band},
+            "retrievalEligibility": {"eligible": a.eligibility.eligible, "reasons": list(a.eligibility.reasons)}}
+            for a in rows], indent=2))
+        return
+    for a in rows:
+        flag = "eligible" if a.eligibility.eligible else "excluded"
+        typer.echo(f"{a.memory_id:<44} {a.state:<12} {a.quality.overall:.2f} {a.quality.band:<6} {flag}: "
+                   f"{', '.join(a.eligibility.reasons)}")
 
 
 def main() -> None:

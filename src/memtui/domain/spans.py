@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-__all__ = ["Hunk", "SpanMap", "parse_hunk_header", "map_span", "find_block", "span_hash",
+__all__ = ["Hunk", "SpanMap", "parse_hunk_header", "map_span", "find_block", "span_hash", "diff_hunks",
            "split_lines"]
 
 
@@ -67,12 +67,16 @@ class SpanMap:
     lines were inserted or deleted above it) or ``"touched"`` (a hunk changes, removes or
     inserts lines inside the span). ``start``/``end`` are the new 1-based inclusive lines, or
     ``None`` when touched. ``hunks`` are the hunks that touch the span (empty unless touched).
+    ``region``: when touched, the new lines (1-based, inclusive) that replace the old span
+    together with the touching hunks' old lines, or ``None`` when nothing replaces them (for
+    showing "the same place at HEAD"); otherwise equal to ``(start, end)``.
     """
 
     status: str
     start: int | None
     end: int | None
     hunks: tuple[Hunk, ...] = ()
+    region: tuple[int, int] | None = None
 
     @property
     def touched(self) -> bool:
@@ -111,8 +115,15 @@ def map_span(start: int, end: int, hunks: Iterable[Hunk]) -> SpanMap:
             else:
                 touching.append(h)
     if touching:
-        return SpanMap("touched", None, None, tuple(touching))
-    return SpanMap("unchanged" if delta == 0 else "shifted", start + delta, end + delta)
+        first, last = touching[0], touching[-1]
+        u_start = min(start, first.old_start) if first.old_count else start
+        u_end = max(end, last.old_start + last.old_count - 1)
+        new_start = u_start + delta
+        new_end = u_end + delta + sum(h.new_count - h.old_count for h in touching)
+        region = (new_start, new_end) if new_end >= new_start else None
+        return SpanMap("touched", None, None, tuple(touching), region)
+    new = (start + delta, end + delta)
+    return SpanMap("unchanged" if delta == 0 else "shifted", new[0], new[1], (), new)
 
 
 def _norm(line: str) -> str:
@@ -167,3 +178,19 @@ def span_hash(lines: Iterable[str | bytes]) -> str:
         raw = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else line
         h.update(raw if raw.endswith(b"\n") else raw + b"\n")
     return "sha256:" + h.hexdigest()
+
+
+def diff_hunks(old_lines: Sequence[str], new_lines: Sequence[str]) -> list[Hunk]:
+    """Zero-context hunks turning ``old_lines`` into ``new_lines`` (difflib, git's header
+    semantics). A fallback for when git's own hunks are unavailable; git's diff algorithm may
+    align ambiguous changes differently, but every hunk list it returns is a correct diff."""
+    import difflib
+
+    hunks: list[Hunk] = []
+    matcher = difflib.SequenceMatcher(None, list(old_lines), list(new_lines), autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        b, d = i2 - i1, j2 - j1
+        hunks.append(Hunk(i1 + 1 if b else i1, b, j1 + 1 if d else j1, d))
+    return hunks

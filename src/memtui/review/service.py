@@ -8,6 +8,7 @@ not at all (DESIGN.md, "Lifecycle").
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime, timedelta
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm.exc import StaleDataError
@@ -26,7 +27,7 @@ from memtui.review.views import (
     RepositoryHealth,
     ScopeView,
 )
-from memtui.store.models import Memory, StateHistory
+from memtui.store.models import Memory, Revalidation, StateHistory
 
 QUEUE_RANK: dict[str, int] = {s.value: i for i, s in enumerate(QUEUE_STATES)}
 
@@ -171,9 +172,12 @@ class ReviewService:
                 raise MemoryNotFound(memory_id)
             evidence = tuple(
                 EvidenceView(e.type, e.path, e.commit_sha, e.line_start, e.line_end, e.symbol, e.target,
-                             e.ref, e.span_hash, e.status, e.repository_id)
+                             e.ref, e.span_hash, e.status, e.repository_id, e.current_path,
+                             e.current_line_start, e.current_line_end, e.current_commit, e.reason_code,
+                             e.status_reason)
                 for e in load_evidence(session, memory_id)
             )
+            reval = session.get(Revalidation, memory_id)
             return MemoryDetailView(
                 memory_id=m.memory_id, logical_memory_id=m.logical_memory_id, type=m.type,
                 statement=m.statement, scope=_scope(m), state=m.state, confidence=m.confidence,
@@ -187,6 +191,8 @@ class ReviewService:
                 expires_at=m.expires_at, expires_after_days=m.expires_after_days,
                 review_after_days=m.review_after_days, superseded_by=m.superseded_by,
                 version=m.version, evidence=evidence,
+                revalidation_status=reval.status if reval else None,
+                revalidation_reasons=tuple(reval.reasons) if reval else (),
             )
 
     def history(self, memory_id: str) -> list[EventView]:
@@ -210,6 +216,21 @@ class ReviewService:
                 counts[repo][state] = n
         return [RepositoryHealth(repo, dict(by_state))
                 for repo, by_state in sorted(counts.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))]
+
+    def growth(self, weeks: int = 26) -> list[tuple[datetime, int]]:
+        """Memories in the store at the end of each of the last ``weeks`` weeks (by ``created_at``), oldest first."""
+        from memtui.clock import utcnow
+
+        end = utcnow()
+        starts = [end - timedelta(weeks=weeks - i) for i in range(1, weeks + 1)]
+        with Session(self.engine) as session:
+            created = sorted(session.exec(select(Memory.created_at)).all())
+        out, i = [], 0
+        for edge in starts:
+            while i < len(created) and created[i] <= edge:
+                i += 1
+            out.append((edge, i))
+        return out
 
     def conflict_open_count(self) -> dict[str | None, int]:
         """Memories with an open conflict, per repository."""

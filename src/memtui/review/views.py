@@ -53,6 +53,21 @@ class EvidenceView:
     span_hash: str | None
     status: str
     repository_id: str | None
+    current_path: str | None = None
+    current_line_start: int | None = None
+    current_line_end: int | None = None
+    current_commit: str | None = None
+    reason_code: str | None = None
+    status_reason: str | None = None
+
+    @property
+    def current_location(self) -> str | None:
+        """``path:start-end@commit7`` where revalidation last found the evidence at HEAD, or None."""
+        if not self.current_path or self.current_line_start is None:
+            return None
+        end = f"-{self.current_line_end}" if self.current_line_end not in (None, self.current_line_start) else ""
+        at = f"@{self.current_commit[:7]}" if self.current_commit else ""
+        return f"{self.current_path}:{self.current_line_start}{end}{at}"
 
     @property
     def location(self) -> str:
@@ -126,6 +141,8 @@ class MemoryDetailView:
     superseded_by: str | None
     version: int
     evidence: tuple[EvidenceView, ...] = field(default_factory=tuple)
+    revalidation_status: str | None = None
+    revalidation_reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

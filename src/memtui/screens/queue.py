@@ -60,6 +60,8 @@ class QueueScreen(Screen):
         Binding("x", "decide('reject')", "Reject", id="queue.reject"),
         Binding("r", "decide('needs-review')", "Needs review", id="queue.needs_review"),
         Binding("u", "undo", "Undo", id="queue.undo"),
+        Binding("h", "app.health", "Health", id="queue.health"),
+        Binding("m", "app.maintain", "Maintain", id="queue.maintain"),
         Binding("question_mark", "help", "Help", key_display="?", id="queue.help"),
         Binding("q", "app.quit", "Quit", id="queue.quit"),
     ]
@@ -104,6 +106,14 @@ class QueueScreen(Screen):
         self.load_first_page()
 
     # ---- loading ------------------------------------------------------------------------
+    def reload(self) -> None:
+        """Reload the queue from the store (after maintenance changed it); decisions stay undoable."""
+        self.query_one("#queue", DataTable).clear()
+        self._items.clear()
+        self._order.clear()
+        self._exhausted = False
+        self.load_first_page()
+
     @work(thread=True, exclusive=True, group="queue-load")
     def load_first_page(self) -> None:
         """Count the queue and fetch its first page (thread worker)."""
@@ -219,6 +229,8 @@ class QueueScreen(Screen):
         self.app.call_from_thread(self._decided_done, outcome, item)
 
     def _refresh_row(self, item: QueueItemView) -> None:
+        if item.memory_id not in self._items:  # not on screen (the queue was reloaded since)
+            return
         table = self.query_one("#queue", DataTable)
         self._items[item.memory_id] = item
         table.update_cell(item.memory_id, "state", self._state_cell(item))

@@ -34,6 +34,13 @@ def _evidence_line(e: EvidenceView) -> Text:
     t.append(visible(e.location))
     if e.ref and (e.path or e.symbol):
         t.append(f"  ({visible(e.ref)})", style="dim")
+    current = e.current_location
+    if current and current != e.location:
+        t.append("\n    now at ", style="dim")
+        t.append(visible(current))
+    if e.status_reason and e.status not in ("valid", "unchecked"):
+        t.append("\n    ")
+        t.append(visible(e.status_reason), style=STATUS_STYLE.get(e.status, ""))
     return t
 
 
@@ -80,6 +87,10 @@ def render_detail(d: MemoryDetailView) -> list[Text]:
     if d.invalidation_policy:
         policies = "; ".join(f"{k}: {v}" for p in d.invalidation_policy for k, v in p.items())
         lines.append(_row("invalidate", policies))
+    if d.revalidation_status and d.revalidation_reasons:
+        lines.append(Text(""))
+        lines.append(Text(f"Revalidation: {d.revalidation_status}", style="bold yellow"))
+        lines.extend(Text("  • " + visible(r), style="yellow") for r in d.revalidation_reasons)
     lines.append(Text(""))
     lines.append(Text(f"Evidence ({len(d.evidence)})", style="bold underline"))
     if not d.evidence:

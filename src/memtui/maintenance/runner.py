@@ -1,0 +1,66 @@
+"""``memtui maintain``: run the maintenance jobs in order over the registered repositories.
+
+Each job is idempotent and recorded (jobs table); each state change is a history event by
+``system:maintenance`` with the job id (issue 3).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+from sqlalchemy.engine import Engine
+
+from memtui.maintenance.jobs import JobResult
+from memtui.maintenance.repositories import list_repositories
+
+#: Jobs in the order they run.
+JOBS: tuple[str, ...] = ("revalidate", "expire")
+
+
+class MaintenanceError(Exception):
+    """Maintenance cannot start (unknown repository, missing checkout); the message says which."""
+
+
+def _select_repositories(engine: Engine, repo: str | None) -> list[tuple[str, str | None]]:
+    repos = [(rid, path) for rid, _tenant, path in list_repositories(engine)]
+    if repo is None:
+        return repos
+    wanted = Path(repo).expanduser().resolve() if Path(repo).expanduser().exists() else None
+    for rid, path in repos:
+        if rid == repo or (wanted is not None and path and Path(path) == wanted):
+            return [(rid, path)]
+    raise MaintenanceError(f"{repo}: not a registered repository; register it with "
+                           f"'memtui repo add NAME {repo}' (registered: {', '.join(r for r, _ in repos) or 'none'})")
+
+
+def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run: bool = False,
+             only: list[str] | None = None, progress: Callable[[str], None] | None = None,
+             on_progress: Callable[[int, int], None] | None = None) -> list[JobResult]:
+    """Run ``only`` (default all of :data:`JOBS`) at instant ``now``; returns one JobResult per job and repository.
+
+    ``progress(message)`` reports each step; ``on_progress(done, total)`` the fraction of evidence
+    revalidated (for a progress bar). Raises MaintenanceError for an unknown repository.
+    """
+    say = progress or (lambda _m: None)
+    jobs = [j for j in JOBS if only is None or j in only]
+    repos = _select_repositories(engine, repo)
+    results: list[JobResult] = []
+    if "revalidate" in jobs:
+        from memtui.maintenance.revalidation_job import run_revalidation
+
+        if not repos:
+            say("no repository registered: nothing to revalidate (memtui repo add NAME PATH)")
+        for rid, path in repos:
+            if not path or not Path(path).is_dir():
+                raise MaintenanceError(f"{rid}: checkout {path or '(none)'} does not exist; "
+                                       f"register it again with 'memtui repo add {rid} PATH'")
+            say(f"revalidating {rid} against {path}")
+            results.append(run_revalidation(engine, rid, Path(path), now, dry_run=dry_run, on_progress=on_progress))
+    if "expire" in jobs:
+        from memtui.maintenance.expire import run_expiry
+
+        say("expiring")
+        results.append(run_expiry(engine, now, repository_id=None if repo is None else repos[0][0], dry_run=dry_run))
+    return results
