@@ -491,7 +491,7 @@ def _hash_ok(recorded: str, lines: Sequence[str]) -> bool:
 
 def revalidate(evidence: Iterable[EvidenceRef], policies: Mapping[str, Sequence[Mapping[str, Any]]] | None,
                repo: GitRepo, *, symbols: SymbolIndex | None = None,
-               memory_ids: Iterable[str] | None = None) -> RevalidationResult:
+               memory_ids: Iterable[str] | None = None, hunks: str = "git") -> RevalidationResult:
     """Check ``evidence`` against HEAD of ``repo`` and decide per memory.
 
     ``evidence``: :class:`EvidenceRef` rows of any number of memories. ``policies``: per
@@ -499,7 +499,11 @@ def revalidate(evidence: Iterable[EvidenceRef], policies: Mapping[str, Sequence[
     ``fileChanged: PATH``, ``edgeRemoved: "A CALLS B"``, ``docSuperseded: PATH``; other keys
     are ignored). ``memory_ids``: memories to give a verdict even without evidence (a
     memory appears when it has evidence, a policy, or is listed). ``symbols``: a parse cache
-    to reuse across runs (default: a fresh one).
+    to reuse across runs (default: a fresh one). ``hunks``: ``"git"`` (zero-context hunks
+    from ``git diff-tree -U0``, see :meth:`GitRepo.diff_many`) or ``"python"`` (no hunk
+    processes: the same hunks computed with difflib from the blobs read anyway; faster on
+    very large runs, and git's and difflib's hunks can differ only where a change can be
+    aligned in more than one way).
 
     Returns a :class:`RevalidationResult` (checks sorted by memory and evidence id, verdicts by
     memory id). Unknown commits give ``unverifiable`` evidence, never an exception; raises
@@ -532,8 +536,10 @@ def revalidate(evidence: Iterable[EvidenceRef], policies: Mapping[str, Sequence[
                     if isinstance(p, str) and p.strip():
                         for rev in mem_commits:
                             wanted[rev].add(p.strip())
-    engine.diffs = repo.diff_many(sorted(wanted), head=head,
-                                  paths={rev: sorted(ps) for rev, ps in wanted.items()})
+    if hunks not in ("git", "python"):
+        raise ValueError(f"hunks must be 'git' or 'python', not {hunks!r}")
+    differ = repo.diff_many if hunks == "git" else repo.name_status
+    engine.diffs = differ(sorted(wanted), head, {rev: sorted(ps) for rev, ps in wanted.items()})
 
     # 2. every blob any check needs, in one cat-file --batch
     needed: set[Any] = set()

@@ -27,11 +27,16 @@ class HelpScreen(ModalScreen[None]):
         super().__init__()
         self._rows: list[tuple[str, str]] = []
         seen: set[tuple[str, str]] = set()
-        # the screen's own keys first, then the focused widget's, then the app's
+        # the keys the screen itself defines first, then the focused widget's, then inherited ones
         def rank(ab) -> int:
             from textual.app import App
             from textual.screen import Screen
-            return 0 if isinstance(ab.node, Screen) else 2 if isinstance(ab.node, App) else 1
+
+            own = type(ab.node).__dict__.get("BINDINGS", []) if isinstance(ab.node, Screen) else []
+            if any(b is ab.binding or (isinstance(b, Binding) and b.key == ab.binding.key
+                                       and b.action == ab.binding.action) for b in own):
+                return 0
+            return 2 if isinstance(ab.node, (App, Screen)) else 1
 
         for ab in sorted(active_bindings, key=rank):
             binding: Binding = ab.binding
