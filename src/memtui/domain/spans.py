@@ -181,16 +181,31 @@ def span_hash(lines: Iterable[str | bytes]) -> str:
 
 
 def diff_hunks(old_lines: Sequence[str], new_lines: Sequence[str]) -> list[Hunk]:
-    """Zero-context hunks turning ``old_lines`` into ``new_lines`` (difflib, git's header
-    semantics). A fallback for when git's own hunks are unavailable; git's diff algorithm may
-    align ambiguous changes differently, but every hunk list it returns is a correct diff."""
+    """Zero-context hunks turning ``old_lines`` into ``new_lines`` (git's header semantics).
+
+    Like git, the common head and tail are trimmed first; the middle is aligned with difflib.
+    git's diff algorithm may align an ambiguous change differently, but every hunk list this
+    returns is a correct diff of the two texts.
+    """
     import difflib
 
+    a, b = list(old_lines), list(new_lines)
+    head = 0
+    limit = min(len(a), len(b))
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    mid_a, mid_b = a[head:len(a) - tail], b[head:len(b) - tail]
     hunks: list[Hunk] = []
-    matcher = difflib.SequenceMatcher(None, list(old_lines), list(new_lines), autojunk=False)
+    if not mid_a and not mid_b:
+        return hunks
+    matcher = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        b, d = i2 - i1, j2 - j1
-        hunks.append(Hunk(i1 + 1 if b else i1, b, j1 + 1 if d else j1, d))
+        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
+        n_old, n_new = i2 - i1, j2 - j1
+        hunks.append(Hunk(i1 + 1 if n_old else i1, n_old, j1 + 1 if n_new else j1, n_new))
     return hunks

@@ -170,6 +170,7 @@ class _Engine:
         self.diffs: dict[str, CommitDiff | None] = {}
         self.blobs: dict[Any, Blob | None] = {}
         self._lines: dict[str, list[str]] = {}
+        self._hunks: dict[tuple[str, str], tuple] = {}
 
     # -- git state ----------------------------------------------------------------------------
 
@@ -205,7 +206,10 @@ class _Engine:
             return st.hunks
         if old.oid == new.oid:
             return ()
-        return tuple(diff_hunks(self.lines(old), self.lines(new)))
+        key = (old.oid, new.oid)
+        if key not in self._hunks:
+            self._hunks[key] = tuple(diff_hunks(self.lines(old), self.lines(new)))
+        return self._hunks[key]
 
     # -- evidence -----------------------------------------------------------------------------
 

@@ -60,6 +60,7 @@ class QueueScreen(Screen):
         Binding("x", "decide('reject')", "Reject", id="queue.reject"),
         Binding("r", "decide('needs-review')", "Needs review", id="queue.needs_review"),
         Binding("u", "undo", "Undo", id="queue.undo"),
+        Binding("e", "evidence", "Evidence", id="queue.evidence"),
         Binding("h", "app.health", "Health", id="queue.health"),
         Binding("m", "app.maintain", "Maintain", id="queue.maintain"),
         Binding("question_mark", "help", "Help", key_display="?", id="queue.help"),
@@ -279,6 +280,16 @@ class QueueScreen(Screen):
         text.append(f"    loaded {len(self._order)}", style="dim")
         text.append(f"    reviewer {visible(self.app.actor.id)} ({self.app.actor.role})", style="dim")
         self.query_one("#counter", Static).update(text)
+
+    def action_evidence(self) -> None:
+        """Open the highlighted memory's evidence: recorded span beside the span at HEAD."""
+        memory_id = self._current_id()
+        if memory_id is None:
+            self.notify("Nothing selected.", severity="warning")
+            return
+        from memtui.screens.evidence import EvidenceScreen
+
+        self.app.push_screen(EvidenceScreen(memory_id))
 
     # ---- help ---------------------------------------------------------------------------
     def action_help(self) -> None:
