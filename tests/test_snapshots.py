@@ -47,3 +47,41 @@ def test_help_screen(snap_compare, tmp_path):
         await pilot.pause()
 
     assert snap_compare(_app(tmp_path, "queue.yaml"), terminal_size=(100, 40), run_before=run_before)
+
+
+def _demo_app(tmp_path):
+    from datetime import UTC, datetime
+
+    from memtui.maintenance.runner import maintain
+    from memtui.sample import set_up_demo
+
+    engine = open_store(str(tmp_path / "demo.db"))
+    set_up_demo(engine, tmp_path / "work", Actor("human", "loader", "lead"))
+    maintain(engine, now=datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+    return MemtuiApp(engine, Actor("human", "reviewer-7"))
+
+
+def test_evidence_screen(snap_compare, tmp_path):
+    async def run_before(pilot):
+        await _settled(pilot)
+        from textual.widgets import DataTable
+
+        table = pilot.app.screen.query_one("#queue", DataTable)
+        ids = [rk.value for rk in table.rows]
+        table.move_cursor(row=ids.index("mem_rule_registry_convention"))
+        await _settled(pilot)
+        await pilot.press("e")
+        await _settled(pilot)
+        await pilot.press("right_square_bracket")
+        await _settled(pilot)
+
+    assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 32), run_before=run_before)
+
+
+def test_health_screen(snap_compare, tmp_path):
+    async def run_before(pilot):
+        await _settled(pilot)
+        await pilot.press("h")
+        await _settled(pilot)
+
+    assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 36), run_before=run_before)

@@ -30,6 +30,7 @@ evidence is changed, deleted or unverifiable, or an invalidation policy fires; e
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Iterable, Mapping, Sequence
@@ -80,7 +81,7 @@ class EvidenceCheck:
     ``status``: valid | changed | deleted | unverifiable | unchecked. ``current_path`` and
     ``current_line_start``/``current_line_end``: where the evidence is at HEAD (for a touched
     span, the HEAD lines that replaced it; ``None`` when deleted, unknown or unchecked).
-    ``current_commit``: the HEAD sha checked against (``None`` for unchecked evidence).
+    ``current_commit``: the HEAD sha the run checked against.
     ``reason_code``: unchanged | shifted | renamed | moved | span_changed | hash_mismatch |
     file_changed | file_deleted | symbol_changed | referenced_symbol_deleted | edge_removed |
     commit_unknown | path_unknown | symbol_unknown | invalid_span | not_checkable.
@@ -151,7 +152,7 @@ def _lines_txt(start: int, end: int) -> str:
 @dataclass
 class _FileState:
     """Where (rev, path) is at HEAD. kind: unchanged | modified | renamed | deleted |
-    unknown_commit | absent (path not at the commit)."""
+    unknown_commit | added (not at the commit, at HEAD) | absent (at neither)."""
 
     kind: str
     path: str
@@ -183,6 +184,8 @@ class _Engine:
         except KeyError:  # not diffed: the engine asks only for paths it diffed
             return _FileState("unknown_commit", path)
         if fc is None:
+            if path in diff.added:
+                return _FileState("added", path, path)
             if not diff.exists_at_commit(path):
                 return _FileState("absent", path)
             key = (self.head, path)
@@ -214,23 +217,22 @@ class _Engine:
     # -- evidence -----------------------------------------------------------------------------
 
     def check(self, ev: EvidenceRef) -> EvidenceCheck:
-        def result(status, code, reason, severity, path=None, span=None, commit=self.head):
+        def result(status, code, reason, severity, path=None, span=None):
             start, end = span if span else (None, None)
-            return EvidenceCheck(ev.evidence_id, ev.memory_id, status, path, start, end, commit,
+            return EvidenceCheck(ev.evidence_id, ev.memory_id, status, path, start, end, self.head,
                                  code, reason, severity)
 
         if not ev.path or not ev.commit_sha:
             what = ev.ref or ev.path or ev.type
             return result("unchecked", "not_checkable",
-                          f"{ev.type} evidence ({what}) has no file at a commit to check", "none",
-                          commit=None)
+                          f"{ev.type} evidence ({what}) has no file at a commit to check", "none")
         path, c7 = ev.path, _short(ev.commit_sha)
         st = self.state(ev.commit_sha, path)
         if st.kind == "unknown_commit":
             return result("unverifiable", "commit_unknown",
                           f"Commit {c7} of {path} is not in the repository (force-push or "
                           f"shallow clone?)", "medium")
-        if st.kind == "absent":
+        if st.kind in ("absent", "added"):
             return result("unverifiable", "path_unknown", f"{path} does not exist at commit {c7}",
                           "medium")
         is_symbol = ev.type == "symbol" and ev.symbol and language_for(path)
@@ -275,7 +277,7 @@ class _Engine:
         if is_symbol:
             return self._check_symbol(ev, st, old, new, new_path, span, mapped, hunks, result)
         if is_edge:
-            return self._check_edge(ev, st, old, new, new_path, mapped, result)
+            return self._check_edge(ev, new, new_path, span, mapped, result)
         if span is None:  # evidence on a whole file
             if st.kind == "unchanged" or old.oid == new.oid:
                 code = "renamed" if st.kind == "renamed" else "unchanged"
@@ -346,7 +348,7 @@ class _Engine:
         return result("changed", "symbol_changed", f"Grounding symbol {sym} changed since {c7}",
                       "medium", new_path, here)
 
-    def _check_edge(self, ev, st, old, new, new_path, mapped, result) -> EvidenceCheck:
+    def _check_edge(self, ev, new, new_path, span, mapped, result) -> EvidenceCheck:
         caller, target, c7 = ev.symbol, ev.target, _short(ev.commit_sha)
         edge = f"{caller} CALLS {target}"
         if self._find(new, new_path, caller) is None:
@@ -361,9 +363,9 @@ class _Engine:
                           f"removed since {c7})", "medium", new_path)
         if mapped is not None and not mapped.touched:
             where = (mapped.start, mapped.end)
-            code = "renamed" if new_path != ev.path else mapped.status
-        else:
-            where, code = (lines[0], lines[0]), "shifted" if new_path == ev.path else "renamed"
+        else:  # the recorded lines changed: point at the first call of the target
+            where = (lines[0], lines[0])
+        code = "renamed" if new_path != ev.path else ("unchanged" if where == span else "shifted")
         return result("valid", code, f"{caller} still calls {target} in {new_path}, "
                       f"{_lines_txt(*where)}", "none", new_path, where)
 
@@ -409,7 +411,7 @@ class _Engine:
                     f"{st.new_path} since {c7}", "medium")
         if st.kind == "modified":
             return ("policy_file_changed", f"Policy fileChanged: {path} changed since {c7}", "medium")
-        if st.kind == "absent":
+        if st.kind == "added":
             return ("policy_file_changed", f"Policy fileChanged: {path} was added after {c7}", "medium")
         return None
 
@@ -487,8 +489,6 @@ def _hash_ok(recorded: str, lines: Sequence[str]) -> bool:
     if span_hash(lines) == recorded:
         return True
     # a last line without "\n" (file without final newline) hashed as its exact bytes
-    import hashlib
-
     exact = "sha256:" + hashlib.sha256("".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
     return exact == recorded
 
