@@ -171,7 +171,7 @@ def test_three_shapes_import_with_their_fields(engine, tmp_path, fmt):
     for mid in report.imported:
         (ev,) = svc.history(mid)
         assert (ev.from_state, ev.actor_id, ev.actor_role) == (None, "importer-1", "reviewer")
-        assert ev.reason == f"imported from {path.name} record {report.imported.index(mid)}"
+        assert ev.reason == f"imported from {path.name} record {report.imported.index(mid) + 1}"  # 1-based for people
 
 
 def test_awtl_failure_classes_and_defaults(engine, tmp_path):
@@ -325,7 +325,7 @@ def test_field_errors_name_file_line_index_and_field(engine, tmp_path):
         assert isinstance(err, RecordError)
         assert (err.path, err.index, err.record_id, err.field, err.line) == (str(path), index, mid, fld, line)
         text = str(err)
-        assert text.startswith(f"{path}: line {line}: record {index} ({mid}): field '{fld}'")
+        assert text.startswith(f"{path}: line {line}: record {index + 1} ({mid}): field '{fld}'")
         assert str(err) in str(exc)
     by_field = {e.field: e.message for e in exc.errors}
     assert "'high'" in by_field["confidence"]

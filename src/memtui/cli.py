@@ -17,6 +17,7 @@ from typing import Annotated, Optional
 import typer
 
 from memtui.clock import iso
+from memtui.text import visible
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
                   help="memtui: keep coding-agent memory evidence-backed, scoped and reviewed.")
@@ -36,8 +37,13 @@ class _Ctx:
 _ctx = _Ctx()
 
 
+def _echo(message: object = "", err: bool = False) -> None:
+    """Print one line; control characters in it (ANSI escapes from untrusted text) are shown, not obeyed."""
+    typer.echo(visible(str(message)), err=err)
+
+
 def _fail(message: str, code: int = 1) -> "typer.Exit":
-    typer.echo(f"memtui: {message}", err=True)
+    _echo(f"memtui: {message}", err=True)
     return typer.Exit(code)
 
 
@@ -53,9 +59,10 @@ def _engine(db: str | None):
 def _actor(actor: str | None, role: str | None):
     from memtui.domain.invariants import Actor
 
+    source = "--role" if (role or _ctx.role) else "MEMTUI_ROLE"
     role = role or _ctx.role or os.environ.get("MEMTUI_ROLE") or "reviewer"
     if role not in ("reviewer", "lead"):
-        raise _fail(f"--role must be reviewer or lead, not {role!r}", 2)
+        raise _fail(f"{source} must be reviewer or lead, not {role!r}", 2)
     who = actor or _ctx.actor or os.environ.get("MEMTUI_ACTOR")
     if not who:
         try:
@@ -97,9 +104,9 @@ def init(db: DbOpt = None) -> None:
         raise _fail(str(exc))
     url = engine.url.render_as_string(hide_password=True)
     if before == after:
-        typer.echo(f"store {url} is up to date (revision {after})")
+        _echo(f"store {url} is up to date (revision {after})")
     else:
-        typer.echo(f"store {url} upgraded from {before or 'empty'} to revision {after}")
+        _echo(f"store {url} upgraded from {before or 'empty'} to revision {after}")
 
 
 @app.command("import")
@@ -116,12 +123,12 @@ def import_(
         report = import_files(engine, list(files), _actor(actor, role), skip_invalid=skip_invalid)
     except ImportRefused as exc:
         raise _fail(str(exc))
-    typer.echo(f"imported {len(report.imported)}, already present {len(report.unchanged)}, "
+    _echo(f"imported {len(report.imported)}, already present {len(report.unchanged)}, "
                f"rejected {len(report.rejected)}")
     for err in report.rejected:
-        typer.echo(f"  rejected: {err}")
-    if report.rejected:
-        raise typer.Exit(1)
+        _echo(f"  rejected: {err}")
+    if report.rejected and not report.imported and not report.unchanged:
+        raise typer.Exit(1)  # --skip-invalid and nothing valid at all
 
 
 @app.command()
@@ -146,7 +153,7 @@ def decide(
         out = ReviewService(engine).decide(memory_id, dec, _actor(actor, role), comment=comment)
     except (LifecycleError, MemoryNotFound) as exc:
         raise _fail(str(exc))
-    typer.echo(f"{out.memory_id}: {out.from_state} -> {out.to_state} (event {out.event_id})")
+    _echo(f"{out.memory_id}: {out.from_state} -> {out.to_state} (event {out.event_id})")
 
 
 @app.command()
@@ -161,6 +168,10 @@ def undo(
 
     engine = _engine(db)
     svc = ReviewService(engine)
+    try:
+        svc.detail(memory_id)
+    except MemoryNotFound as exc:
+        raise _fail(str(exc))
     event_id = svc.last_undoable_event(memory_id)
     if event_id is None:
         raise _fail(f"{memory_id}: no decision to undo")
@@ -168,7 +179,7 @@ def undo(
         out = svc.undo(event_id, _actor(actor, role))
     except (LifecycleError, MemoryNotFound) as exc:
         raise _fail(str(exc))
-    typer.echo(f"{out.memory_id}: {out.from_state} -> {out.to_state} (undid {out.compensates})")
+    _echo(f"{out.memory_id}: {out.from_state} -> {out.to_state} (undid {out.compensates})")
 
 
 def _detail_dict(d) -> dict:
@@ -219,30 +230,30 @@ def show(
         raise _fail(str(exc))
     data = _detail_dict(d)
     if as_json:
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        _echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
-    typer.echo(f"{d.memory_id}  [{d.state}]  version {d.version}")
-    typer.echo(f"  statement:  {d.statement}")
-    typer.echo(f"  type:       {d.type}   impact {d.impact}   confidence {d.confidence:.2f}")
-    typer.echo(f"  scope:      {d.scope.label}")
+    _echo(f"{d.memory_id}  [{d.state}]  version {d.version}")
+    _echo(f"  statement:  {d.statement}")
+    _echo(f"  type:       {d.type}   impact {d.impact}   confidence {d.confidence:.2f}")
+    _echo(f"  scope:      {d.scope.label}")
     if d.scope.applies_to or d.scope.does_not_apply_to:
-        typer.echo(f"  applies to: {', '.join(d.scope.applies_to) or '-'};  not to: "
+        _echo(f"  applies to: {', '.join(d.scope.applies_to) or '-'};  not to: "
                    f"{', '.join(d.scope.does_not_apply_to) or '-'}")
-    typer.echo(f"  review:     {d.review_state}   conflict {d.conflict_state}   origin {d.origin}")
+    _echo(f"  review:     {d.review_state}   conflict {d.conflict_state}   origin {d.origin}")
     if d.failure_class:
-        typer.echo(f"  failure:    {d.failure_class}   promotion {d.promotion_status}")
-    typer.echo(f"  created:    {iso(d.created_at)}   last validated {iso(d.last_validated_at) or '-'}")
-    typer.echo(f"  evidence ({len(d.evidence)}):")
+        _echo(f"  failure:    {d.failure_class}   promotion {d.promotion_status}")
+    _echo(f"  created:    {iso(d.created_at)}   last validated {iso(d.last_validated_at) or '-'}")
+    _echo(f"  evidence ({len(d.evidence)}):")
     for e in d.evidence:
-        typer.echo(f"    - {e.type:<10} {e.location}  [{e.status}]")
+        _echo(f"    - {e.type:<10} {e.location}  [{e.status}]")
         if e.current_location and e.current_location != e.location:
-            typer.echo(f"      now at {e.current_location}")
+            _echo(f"      now at {e.current_location}")
         if e.status_reason and e.status not in ("valid", "unchecked"):
-            typer.echo(f"      {e.status_reason}")
+            _echo(f"      {e.status_reason}")
     if d.revalidation_status and d.revalidation_reasons:
-        typer.echo(f"  revalidation: {d.revalidation_status}")
+        _echo(f"  revalidation: {d.revalidation_status}")
         for r in d.revalidation_reasons:
-            typer.echo(f"    - {r}")
+            _echo(f"    - {r}")
 
 
 @app.command()
@@ -260,7 +271,7 @@ def history(
     except MemoryNotFound as exc:
         raise _fail(str(exc))
     if as_json:
-        typer.echo(json.dumps([
+        _echo(json.dumps([
             {"eventId": e.event_id, "memoryId": e.memory_id, "fromState": e.from_state, "toState": e.to_state,
              "reason": e.reason, "comment": e.comment, "actorType": e.actor_type, "actorId": e.actor_id,
              "actorRole": e.actor_role, "jobId": e.job_id, "compensates": e.compensates,
@@ -271,7 +282,7 @@ def history(
         line = f"{iso(e.created_at)}  {e.from_state or '(new)':>12} -> {e.to_state:<12}  {actor}  {e.reason}"
         if e.comment:
             line += f"  — {e.comment}"
-        typer.echo(line + f"  [{e.event_id}]")
+        _echo(line + f"  [{e.event_id}]")
 
 
 def _health_dicts(rows, conflicted: dict) -> list[dict]:
@@ -303,16 +314,16 @@ def print_health(engine, as_json: bool) -> None:
     svc = ReviewService(engine)
     data = _health_dicts(svc.health(), svc.conflict_open_count())
     if as_json:
-        typer.echo(json.dumps({"memoryHealth": data}, indent=2))
+        _echo(json.dumps({"memoryHealth": data}, indent=2))
         return
     if not data:
-        typer.echo("the store holds no memories yet (memtui import FILE, or memtui demo)")
+        _echo("the store holds no memories yet (memtui import FILE, or memtui demo)")
     for h in data:
-        typer.echo(f"{h['repositoryId'] or '(org-wide)'}: {h['total']} memories")
+        _echo(f"{h['repositoryId'] or '(org-wide)'}: {h['total']} memories")
         for state in ALL_STATES:
-            typer.echo(f"  {state:<13}{h['byState'][state]:>6}")
+            _echo(f"  {state:<13}{h['byState'][state]:>6}")
         for a in h["actionRequired"]:
-            typer.echo(f"  action required: {a}")
+            _echo(f"  action required: {a}")
 
 
 @app.command()
@@ -340,18 +351,18 @@ def demo(
     who = _actor(actor, role)
     try:
         setup = set_up_demo(engine, workdir, who, fresh=fresh,
-                            progress=lambda msg: typer.echo(f"demo: {msg}", err=True))
+                            progress=lambda msg: _echo(f"demo: {msg}", err=True))
     except (SampleDataMissing, SourceError, ImportRefused) as exc:
         raise _fail(str(exc))
-    typer.echo(f"demo: repository order-service at {setup.checkout} (HEAD {setup.head[:10]}); "
+    _echo(f"demo: repository order-service at {setup.checkout} (HEAD {setup.head[:10]}); "
                f"imported {len(setup.report.imported)}, already present {len(setup.report.unchanged)}",
                err=True)
     from memtui.clock import utcnow
     from memtui.maintenance.runner import maintain as run_maintenance
 
     for r in run_maintenance(engine, now=utcnow(), repo="order-service",
-                             progress=lambda msg: typer.echo(f"demo: maintenance: {msg}", err=True)):
-        typer.echo(f"demo: {r.job_type}: looked at {r.selected}, updated {r.updated}", err=True)
+                             progress=lambda msg: _echo(f"demo: maintenance: {msg}", err=True)):
+        _echo(f"demo: {r.job_type}: looked at {r.selected}, updated {r.updated}", err=True)
     if no_tui:
         print_health(engine, as_json=False)
         return
@@ -374,8 +385,11 @@ def repo_add(
 
     engine = _engine(db)
     if action == "list":
-        for rid, tid, p in list_repositories(engine):
-            typer.echo(f"{rid}\t{tid}\t{p or '-'}")
+        repos = list_repositories(engine)
+        if not repos:
+            _echo("no repositories registered (memtui repo add NAME PATH)")
+        for rid, tid, p in repos:
+            _echo(f"{rid}\t{tid}\t{p or '-'}")
         return
     if action != "add" or not name or not path:
         raise _fail("usage: memtui repo add NAME PATH | memtui repo list", 2)
@@ -384,7 +398,7 @@ def repo_add(
     except SourceError as exc:
         raise _fail(str(exc))
     register_repository(engine, name, path, tenant_id=tenant)
-    typer.echo(f"registered {name} at {path.resolve()}")
+    _echo(f"registered {name} at {path.resolve()}")
 
 
 NowOpt = Annotated[Optional[str], typer.Option("--now", help="Fix the clock (ISO-8601), for reproducible runs.")]
@@ -426,18 +440,18 @@ def maintain(
     engine = _engine(db)
     try:
         results = run(engine, now=clock, repo=repo, dry_run=dry_run, only=jobs,
-                      progress=None if as_json else lambda msg: typer.echo(f"maintain: {msg}", err=True))
+                      progress=None if as_json else lambda msg: _echo(f"maintain: {msg}", err=True))
     except MaintenanceError as exc:
         raise _fail(str(exc))
     if as_json:
-        typer.echo(json.dumps([{"jobId": r.job_id, "jobType": r.job_type, "repositoryId": r.repository_id,
+        _echo(json.dumps([{"jobId": r.job_id, "jobType": r.job_type, "repositoryId": r.repository_id,
                                 "selected": r.selected, "updated": r.updated, "dryRun": r.dry_run,
                                 "summary": r.summary} for r in results], indent=2, default=str))
         return
     for r in results:
         where = f" {r.repository_id}" if r.repository_id else ""
         verb = "would update" if r.dry_run else "updated"
-        typer.echo(f"{r.job_type}{where}: selected {r.selected}, {verb} {r.updated}"
+        _echo(f"{r.job_type}{where}: selected {r.selected}, {verb} {r.updated}"
                    + (f"  {json.dumps(r.summary, default=str)}" if r.summary else ""))
 
 
@@ -460,7 +474,7 @@ def report(
     except PolicyError as exc:
         raise _fail(str(exc))
     for p in paths:
-        typer.echo(str(p))
+        _echo(str(p))
 
 
 @app.command()
@@ -483,8 +497,8 @@ def policy(
         raise _fail(str(exc))
     result = apply_review_policy(_engine(db), pol, now=clock, dry_run=dry_run)
     for c in result.changes:
-        typer.echo(f"{c['memoryId']}: {c['from']} -> {c['to']}")
-    typer.echo(f"policy {pol.name}: {'would send' if dry_run else 'sent'} {result.updated} memories to review")
+        _echo(f"{c['memoryId']}: {c['from']} -> {c['to']}")
+    _echo(f"policy {pol.name}: {'would send' if dry_run else 'sent'} {result.updated} memories to review")
 
 
 @app.command()
@@ -508,14 +522,14 @@ def prune(
     engine = _engine(db)
     plan = pruning_plan(engine, rules, clock)
     for item in plan.archive:
-        typer.echo(f"archive  {item.memory_id}: {'; '.join(item.reasons)}")
+        _echo(f"archive  {item.memory_id}: {'; '.join(item.reasons)}")
     for item in plan.keep:
-        typer.echo(f"keep     {item.memory_id}: {'; '.join(item.reasons)}")
+        _echo(f"keep     {item.memory_id}: {'; '.join(item.reasons)}")
     if apply:
         result = apply_pruning_plan(engine, plan, _actor(actor, role), set(only) if only else None, now=clock)
-        typer.echo(f"archived {result.updated} memories")
+        _echo(f"archived {result.updated} memories")
     else:
-        typer.echo(f"plan: archive {len(plan.archive)}, keep {len(plan.keep)} (run with --apply to accept)")
+        _echo(f"plan: archive {len(plan.archive)}, keep {len(plan.keep)} (run with --apply to accept)")
 
 
 @app.command()
@@ -535,7 +549,7 @@ def usage(
                            issue=issue)
     except (MemoryNotFound, ValueError) as exc:
         raise _fail(str(exc))
-    typer.echo(f"{memory_id}: usage {outcome} recorded ({out.usage_id})"
+    _echo(f"{memory_id}: usage {outcome} recorded ({out.usage_id})"
                + (f"; memory is now {out.new_state}" if out.new_state else ""))
 
 
@@ -552,14 +566,14 @@ def quality(
     if memory_id and not rows:
         raise _fail(f"no memory {memory_id!r} in the store")
     if as_json:
-        typer.echo(json.dumps([{"memoryId": a.memory_id, "state": a.state, "quality": {
+        _echo(json.dumps([{"memoryId": a.memory_id, "state": a.state, "quality": {
             **a.quality.factors, "overall": a.quality.overall, "band": a.quality.band},
             "retrievalEligibility": {"eligible": a.eligibility.eligible, "reasons": list(a.eligibility.reasons)}}
             for a in rows], indent=2))
         return
     for a in rows:
         flag = "eligible" if a.eligibility.eligible else "excluded"
-        typer.echo(f"{a.memory_id:<44} {a.state:<12} {a.quality.overall:.2f} {a.quality.band:<6} {flag}: "
+        _echo(f"{a.memory_id:<44} {a.state:<12} {a.quality.overall:.2f} {a.quality.band:<6} {flag}: "
                    f"{', '.join(a.eligibility.reasons)}")
 
 

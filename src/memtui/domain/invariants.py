@@ -78,6 +78,10 @@ ORIGINAL_EVIDENCE_TYPES: frozenset[str] = frozenset(
      EvidenceType.HUMAN, EvidenceType.REPLAY}
 )
 _GONE = frozenset({EvidenceStatus.DELETED, EvidenceStatus.UNVERIFIABLE})
+#: States that take a memory out of use for good (a human doing so to high-impact memory needs a lead).
+RETIRING_STATES: frozenset[str] = frozenset(
+    {State.REJECTED, State.INVALIDATED, State.ARCHIVED, State.SUPERSEDED, State.DEPRECATED}
+)
 
 
 def is_high_impact(m: MemoryFacts) -> bool:
@@ -131,7 +135,7 @@ def check_conflict(m: MemoryFacts) -> None:
 
 
 def check_review(m: MemoryFacts, actor: Actor) -> None:
-    """Invariant 6 (review): high-impact memory needs a lead's approval."""
+    """Invariant 6 (review): high-impact memory needs a lead's approval (and a lead to retire it)."""
     if is_high_impact(m) and not (actor.type == "human" and actor.role == "lead"):
         raise InvariantViolation(
             "review", m.memory_id,
@@ -194,3 +198,6 @@ def check_transition(m: MemoryFacts, to_state: str, actor: Actor, *, undo: bool 
         check_evidence(m)
         check_scope(m)
         check_conflict(m)
+    elif m.state in LIVE_STATES and State(to_state) in RETIRING_STATES and actor.type == "human":
+        # taking high-impact memory out of use is as high-impact as putting it in use
+        check_review(m, actor)

@@ -140,12 +140,13 @@ def find_block(block_lines: Sequence[str], new_lines: Sequence[str]) -> tuple[in
     block = [_norm(x) for x in block_lines]
     if not block or all(not x.strip() for x in block):
         return None
-    lines = [_norm(x) for x in new_lines]
-    n, k = len(lines), len(block)
-    first = block[0]
+    k = len(block)
+    first, first_nl = block[0], block[0] + "\n"
     found: tuple[int, int] | None = None
-    for i in range(n - k + 1):
-        if lines[i] == first and lines[i:i + k] == block:
+    for i in range(len(new_lines) - k + 1):
+        line = new_lines[i]
+        if (line == first_nl or line == first) and all(
+                _norm(new_lines[i + j]) == block[j] for j in range(1, k)):
             if found is not None:
                 return None
             found = (i + 1, i + k)

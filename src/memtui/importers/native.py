@@ -23,6 +23,7 @@ from memtui.importers.reader import ImportFileError, LineDict, RawRecord, read_r
 from memtui.importers.schema import AwtlCandidateIn, CandidateIn, EvidenceIn, MemoryIn, record_kind
 from memtui.review.lifecycle import create_memory
 from memtui.store.models import Evidence, Memory
+from memtui.text import visible_line
 
 
 class RecordError(Exception):
@@ -36,7 +37,7 @@ class RecordError(Exception):
 
     def __str__(self) -> str:
         where = self.path + (f": line {self.line}" if self.line is not None else "")
-        what = f"record {self.index}" + (f" ({self.record_id})" if self.record_id else "")
+        what = f"record {self.index + 1}" + (f" ({visible_line(self.record_id)})" if self.record_id else "")
         fld = f": field '{self.field}'" if self.field else ""
         return f"{where}: {what}{fld}: {self.message}"
 
@@ -176,6 +177,8 @@ def _to_rows(kind: str, data: Any, source: str) -> tuple[Memory, list[Evidence]]
 def parse_record(raw: RawRecord) -> tuple[Memory, list[Evidence]]:
     """Validate one raw record into (memory row, evidence rows); raises :class:`RecordError` naming the field."""
     rid = _record_id(raw.data)
+    if raw.error is not None:
+        raise _as_error(raw, None, raw.error)
     if not isinstance(raw.data, dict):
         raise _as_error(raw, None, f"expected a mapping (a record), got {type(raw.data).__name__}")
     data = raw.data
@@ -188,20 +191,30 @@ def parse_record(raw: RawRecord) -> tuple[Memory, list[Evidence]]:
     try:
         memory, evidence = _to_rows(kind, data, raw.path)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err.get("loc", ()))
-        msg = err.get("msg", "invalid")
-        if err.get("type") == "missing":
-            msg = "required field is missing"
-        elif err.get("type") == "extra_forbidden":
-            msg = "unknown field (check the spelling; see docs/record-format.md)"
-        elif "input" in err and not isinstance(err["input"], (dict, list)):
-            msg += f" (got {err['input']!r})"
-        extra = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+        errors = exc.errors()
+        first = errors[0]
+        loc = tuple(first.get("loc", ()))
+        message = _message(first)
+        for other in errors[1:]:  # every problem of the record, not just the first
+            oloc = tuple(other.get("loc", ()))
+            message += (f"; also field '{_loc_text(oloc)}' (line {_field_line(data, oloc, raw.line)}): "
+                        f"{_message(other)}")
         raise RecordError(raw.path, raw.index, _field_line(data, loc, raw.line), rid,
-                          _loc_text(loc) or None, msg + extra) from None
+                          _loc_text(loc) or None, message) from None
     memory.import_hash = _canonical_hash({"kind": kind, "record": data})
     return memory, evidence
+
+
+def _message(err: dict) -> str:
+    """One pydantic error as a sentence for the user (with the offending value where it helps)."""
+    msg = err.get("msg", "invalid")
+    if err.get("type") == "missing":
+        return "required field is missing"
+    if err.get("type") == "extra_forbidden":
+        return "unknown field (check the spelling; see docs/record-format.md)"
+    if "input" in err and not isinstance(err["input"], (dict, list)):
+        msg += f" (got {visible_line(repr(err['input']))})"
+    return msg
 
 
 def _as_error(raw: RawRecord, fld: str | None, message: str) -> "RecordError":
@@ -240,7 +253,7 @@ def import_files(engine: Engine, paths: list[Path | str], actor: Actor, *, skip_
         first = seen.get(memory.memory_id)
         if first is not None:
             report.rejected.append(RecordError(raw.path, raw.index, raw.line, memory.memory_id, "memoryId",
-                                               f"duplicate id; first in {first.path} record {first.index}"))
+                                               f"duplicate id; first in {first.path} record {first.index + 1}"))
             continue
         seen[memory.memory_id] = raw
         parsed.append(_Parsed(raw, memory, evidence))
@@ -266,7 +279,7 @@ def import_files(engine: Engine, paths: list[Path | str], actor: Actor, *, skip_
                 continue
             try:
                 create_memory(session, p.memory, p.evidence, actor,
-                              reason=f"imported from {Path(p.raw.path).name} record {p.raw.index}")
+                              reason=f"imported from {Path(p.raw.path).name} record {p.raw.index + 1}")
             except InvariantViolation as exc:
                 report.rejected.append(RecordError(p.raw.path, p.raw.index, p.raw.line, mid, "state", str(exc)))
                 continue

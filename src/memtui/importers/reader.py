@@ -68,6 +68,7 @@ class RawRecord:
     line: int | None
     data: Any
     kind: str | None = None
+    error: str | None = None  # the record could not even be parsed (a broken JSON Lines line)
 
 
 def _yaml_load(path: Path, text: str) -> Any:
@@ -137,6 +138,8 @@ def read_records(path: Path | str) -> list[RawRecord]:
     if suffix in (".yaml", ".yml"):
         return _records_from_document(path, _yaml_load(path, text))
     if suffix == ".json":
+        if not text.strip():
+            return []
         try:
             json.loads(text)
         except json.JSONDecodeError as exc:
@@ -155,7 +158,10 @@ def read_records(path: Path | str) -> list[RawRecord]:
             try:
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ImportFileError(path, f"JSON syntax error: {exc.msg}", n, exc.colno) from exc
+                # one broken line is one bad record: --skip-invalid can still import the others
+                out.append(RawRecord(str(path), len(out), n, None,
+                                     error=f"JSON syntax error at column {exc.colno}: {exc.msg}"))
+                continue
             if isinstance(data, dict):
                 data = LineDict(data)
                 data.line = n

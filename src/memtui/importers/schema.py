@@ -40,6 +40,8 @@ def _utc(value: Any) -> Any:
 
 UtcTime = Annotated[datetime, BeforeValidator(_utc)]
 NonEmpty = Annotated[str, Field(min_length=1)]
+#: Ids: 1-200 characters, no whitespace or control characters (they end up in commands and file names).
+RecordId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f\x7f-\x9f]+$")]
 
 
 class _Strict(BaseModel):
@@ -128,7 +130,7 @@ PolicyItem = Annotated[dict[str, str], BeforeValidator(_policy)]
 class MemoryIn(_Strict):
     """A memory record (seed 000 §5)."""
 
-    memoryId: NonEmpty
+    memoryId: RecordId
     logicalMemoryId: str | None = None
     type: NonEmpty
     statement: NonEmpty
@@ -161,7 +163,7 @@ class ValidationIn(_Strict):
 class CandidateIn(_Strict):
     """A candidate record (seed 000 §6.3)."""
 
-    candidateId: NonEmpty
+    candidateId: RecordId
     proposedType: NonEmpty
     statement: NonEmpty
     proposedScope: ScopeIn
@@ -188,7 +190,7 @@ class AwtlCandidateIn(_Strict):
     ``tenant_id``, ``repository_id``, ``module_path``, ``type``, ``confidence``, ``created_at``."""
 
     schema_: str | None = Field(default=None, alias="schema", pattern=r"^awtl\.memory_candidate\.v\d+$")
-    candidate_id: NonEmpty
+    candidate_id: RecordId
     failure_class: FailureClass
     failure_type: str | None = None
     source_action_ids: list[str] = Field(default_factory=list)

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any, Iterable, Mapping, Sequence
 
 from memtui.domain.spans import (SpanMap, diff_hunks, find_block, map_span, span_hash,
@@ -142,7 +141,7 @@ def _short(sha: str | None) -> str:
 
 
 def _name(path: str | None) -> str:
-    return PurePosixPath(path).name if path else ""
+    return path.rsplit("/", 1)[-1] if path else ""
 
 
 def _lines_txt(start: int, end: int) -> str:

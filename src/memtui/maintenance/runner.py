@@ -57,7 +57,13 @@ def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run:
                 raise MaintenanceError(f"{rid}: checkout {path or '(none)'} does not exist; "
                                        f"register it again with 'memtui repo add {rid} PATH'")
             say(f"revalidating {rid} against {path}")
-            results.append(run_revalidation(engine, rid, Path(path), now, dry_run=dry_run, on_progress=on_progress))
+            from memtui.sources.gitdiff import GitError
+
+            try:
+                results.append(run_revalidation(engine, rid, Path(path), now, dry_run=dry_run,
+                                                on_progress=on_progress))
+            except GitError as exc:
+                raise MaintenanceError(f"{rid}: {exc}") from exc
     if "expire" in jobs:
         from memtui.maintenance.expire import run_expiry
 

@@ -30,6 +30,7 @@ from memtui.review.views import (
 from memtui.store.models import Memory, Revalidation, StateHistory
 
 QUEUE_RANK: dict[str, int] = {s.value: i for i, s in enumerate(QUEUE_STATES)}
+REJECTABLE_STATES = ("candidate", "approved", "active", "needs_review", "challenged")
 
 
 class DecisionError(LifecycleError):
@@ -72,6 +73,9 @@ class ReviewService:
                         f"{memory_id} changed since you saw it (version {expected_version}, "
                         f"now {memory.version}); look again before deciding"
                     )
+                if decision is Decision.REJECT and memory.state not in REJECTABLE_STATES:
+                    raise DecisionError(f"{memory_id} is {memory.state}; only a memory waiting for a decision "
+                                        "or in use can be rejected")
                 to = target_state(decision, memory.state)
                 if to.value == memory.state:
                     raise DecisionError(f"{memory_id} is already {memory.state}")
@@ -85,6 +89,7 @@ class ReviewService:
     def undo(self, event_id: str, actor: Actor, comment: str | None = None) -> DecisionOutcome:
         """Reverse the decision recorded as ``event_id`` with a compensating event (never a deletion).
 
+        Only the actor who made the change, or a lead, may undo it.
         Refused when the memory has changed since (a later event, or its state is no longer the
         event's ``to_state``), when the event was already undone, or when it created the memory.
         """
@@ -94,6 +99,9 @@ class ReviewService:
                 raise DecisionError(f"no event {event_id!r} in the store")
             if event.from_state is None:
                 raise DecisionError(f"{event_id} created {event.memory_id}; creation cannot be undone")
+            if event.actor_id != actor.id and actor.role != "lead":
+                raise DecisionError(f"{event_id} was decided by {event.actor_type}:{event.actor_id}; "
+                                    "only that reviewer or a lead can undo it")
             undone = session.exec(select(StateHistory.event_id).where(StateHistory.compensates == event_id)).first()
             if undone:
                 raise DecisionError(f"{event_id} was already undone by {undone}")

@@ -76,6 +76,7 @@ class QueueScreen(Screen):
         self._total = 0
         self._decided: dict[str, DecisionOutcome] = {}
         self._undo_stack: list[DecisionOutcome] = []
+        self._pending = False  # a decision or undo is being written
         self._now = utcnow()
 
     @property
@@ -186,7 +187,20 @@ class QueueScreen(Screen):
     def show_detail(self, memory_id: str) -> None:
         """Fetch one memory's detail and show it (thread worker; a newer request cancels this one)."""
         detail = self.service.detail(memory_id)
-        self.app.call_from_thread(self.query_one("#detail", MemoryDetail).show_memory, detail)
+        self.app.call_from_thread(self._show_detail, detail)
+
+    def _show_detail(self, detail) -> None:
+        self.query_one("#detail", MemoryDetail).show_memory(detail)
+        item = self._items.get(detail.memory_id)
+        if item is not None and item.version != detail.version:
+            # someone else changed it since the page was loaded: redraw the row from the store
+            self.refresh_item(detail.memory_id)
+
+    @work(thread=True, group="refresh")
+    def refresh_item(self, memory_id: str) -> None:
+        """Re-read one queue row from the store and redraw it (thread worker)."""
+        item = self.service.queue_item(memory_id)
+        self.app.call_from_thread(self._refresh_row, item)
 
     # ---- decisions ----------------------------------------------------------------------
     def _current_id(self) -> str | None:
@@ -204,14 +218,22 @@ class QueueScreen(Screen):
         self.query_one("#queue", DataTable).action_cursor_up()
 
     def action_decide(self, decision: str) -> None:
-        """Decide on the highlighted memory and move to the next row; the write runs in a worker."""
+        """Decide on the highlighted memory; on success move to the next undecided row.
+
+        The write runs in a worker. While it runs, further decision keys are ignored, so a
+        quick second key press can never land on a row the reviewer has not looked at; a
+        refused decision leaves the cursor where it is.
+        """
+        if self._pending:
+            self.app.bell()
+            return
         memory_id = self._current_id()
         if memory_id is None:
             self.notify("Nothing to decide: the queue is empty.", severity="warning")
             return
         item = self._items[memory_id]
+        self._pending = True
         self.run_decision(memory_id, decision, item.version)
-        self.action_cursor_down()
 
     @work(thread=True, group="decide")
     def run_decision(self, memory_id: str, decision: str, version: int) -> None:
@@ -223,11 +245,16 @@ class QueueScreen(Screen):
             outcome = self.service.decide(memory_id, Decision(decision), self.app.actor,
                                           expected_version=version)
         except (LifecycleError, MemoryNotFound) as exc:
-            self.app.call_from_thread(self.notify, visible(str(exc)), title="Refused",
-                                      severity="error", markup=False, timeout=8)
+            item = self.service.queue_item(memory_id)
+            self.app.call_from_thread(self._decision_refused, str(exc), item)
             return
         item = self.service.queue_item(memory_id)
         self.app.call_from_thread(self._decided_done, outcome, item)
+
+    def _decision_refused(self, message: str, item: QueueItemView) -> None:
+        self._pending = False
+        self._refresh_row(item)
+        self.notify(visible(message), title="Refused", severity="error", markup=False, timeout=8)
 
     def _refresh_row(self, item: QueueItemView) -> None:
         if item.memory_id not in self._items:  # not on screen (the queue was reloaded since)
@@ -239,16 +266,35 @@ class QueueScreen(Screen):
             self.show_detail(item.memory_id)
 
     def _decided_done(self, outcome: DecisionOutcome, item: QueueItemView) -> None:
+        self._pending = False
         self._decided[outcome.memory_id] = outcome
         self._undo_stack.append(outcome)
         self._refresh_row(item)
         self._update_counter()
+        self._advance(outcome.memory_id)
+
+    def _advance(self, after_id: str) -> None:
+        """Move to the next row not decided in this session (wrapping to the top), or say all are done."""
+        if after_id not in self._order:
+            return
+        start = self._order.index(after_id)
+        n = len(self._order)
+        for step in range(1, n + 1):
+            mid = self._order[(start + step) % n]
+            if mid not in self._decided:
+                self.query_one("#queue", DataTable).move_cursor(row=(start + step) % n)
+                return
+        self.notify(f"All {n} loaded memories are decided. u undoes the last decision.", markup=False)
 
     def action_undo(self) -> None:
         """Undo this session's latest decision with a compensating event."""
+        if self._pending:
+            self.app.bell()
+            return
         if not self._undo_stack:
             self.notify("No decision to undo in this session.", severity="warning")
             return
+        self._pending = True
         self.run_undo(self._undo_stack.pop())
 
     @work(thread=True, group="decide")
@@ -259,13 +305,17 @@ class QueueScreen(Screen):
         try:
             self.service.undo(outcome.event_id, self.app.actor)
         except LifecycleError as exc:
-            self.app.call_from_thread(self.notify, visible(str(exc)), title="Cannot undo",
-                                      severity="error", markup=False, timeout=8)
+            self.app.call_from_thread(self._undo_refused, str(exc))
             return
         item = self.service.queue_item(outcome.memory_id)
         self.app.call_from_thread(self._undo_done, outcome, item)
 
+    def _undo_refused(self, message: str) -> None:
+        self._pending = False
+        self.notify(visible(message), title="Cannot undo", severity="error", markup=False, timeout=8)
+
     def _undo_done(self, outcome: DecisionOutcome, item: QueueItemView) -> None:
+        self._pending = False
         self._decided.pop(outcome.memory_id, None)
         self._refresh_row(item)
         self._update_counter()

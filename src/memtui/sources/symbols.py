@@ -20,7 +20,6 @@ import hashlib
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 from memtui.domain.spans import split_lines
@@ -58,7 +57,9 @@ class SymbolSpan:
 
 def language_for(path: str) -> str | None:
     """The language of ``path`` by extension (``"java"``, ``"python"``), or ``None``."""
-    return _EXTENSIONS.get(PurePosixPath(path or "").suffix.lower())
+    name = (path or "").rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return _EXTENSIONS.get(name[dot:].lower()) if dot > 0 else None
 
 
 class _Lang:
@@ -91,6 +92,7 @@ class _Parsed:
     lines: list[str]
     symbols: list[_Symbol]
     package: tuple[str, ...]
+    by_name: dict[str, list[tuple[int, _Symbol]]] = None  # last name -> (order, symbol)
 
 
 def _name_of(node) -> str | None:
@@ -167,7 +169,10 @@ class SymbolIndex:
                         if sub.type in ("scoped_identifier", "identifier"):
                             package = tuple(sub.text.decode("utf-8", "replace").split("."))
                     break
-        parsed = _Parsed(lang, tree, split_lines(text), symbols, package)
+        by_name: dict[str, list[tuple[int, _Symbol]]] = {}
+        for order, sym in enumerate(symbols):
+            by_name.setdefault(sym.qualname[-1], []).append((order, sym))
+        parsed = _Parsed(lang, tree, split_lines(text), symbols, package, by_name)
         self._cache[ck] = parsed
         if len(self._cache) > self.maxsize:
             self._cache.popitem(last=False)
@@ -180,7 +185,7 @@ class SymbolIndex:
         if parsed.package and len(want) > len(parsed.package) and want[:len(parsed.package)] == parsed.package:
             want = want[len(parsed.package):]
         best: tuple[tuple[int, int, int], _Symbol] | None = None
-        for order, sym in enumerate(parsed.symbols):
+        for order, sym in parsed.by_name.get(want[-1], ()):
             q = sym.qualname
             if len(q) >= len(want) and q[len(q) - len(want):] == want:
                 rank = (0 if q == want else 1, len(q), order)

@@ -56,7 +56,13 @@ def make_engine(db: str | None = None) -> Engine:
         engine = sa.create_engine(url, connect_args={"check_same_thread": False})
         sa.event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return sa.create_engine(url, pool_pre_ping=True)
+    if not url.startswith("postgresql"):
+        raise StoreError(f"unsupported store {url.split('://', 1)[0]}://: use a SQLite file path or a "
+                         "postgresql:// URL")
+    try:
+        return sa.create_engine(url, pool_pre_ping=True)
+    except (sa.exc.ArgumentError, ImportError) as exc:
+        raise StoreError(f"cannot use store URL {url!r}: {exc}") from exc
 
 
 def _alembic_config(connection):
@@ -96,9 +102,9 @@ def upgrade(engine: Engine) -> tuple[str | None, str]:
         if before != head:
             with engine.begin() as conn:
                 command.upgrade(_alembic_config(conn), "head")
-    except sa.exc.OperationalError as exc:
+    except sa.exc.DBAPIError as exc:  # unreachable server, not a database file, permissions
         raise StoreError(f"cannot open store {engine.url.render_as_string(hide_password=True)}: "
-                         f"{exc.orig}") from exc
+                         f"{str(exc.orig).strip()}") from exc
     return before, head
 
 

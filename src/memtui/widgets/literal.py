@@ -8,18 +8,11 @@ nor move the cursor.
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from memtui.text import visible
 
-
-def visible(text: str | None) -> str:
-    """``text`` with every control character except newline and tab shown as ``\\xNN`` (None -> "")."""
-    if not text:
-        return ""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+__all__ = ["literal", "one_line", "visible"]
 
 
 def literal(text: str | None, style: str = "") -> Text:
