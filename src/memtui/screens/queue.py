@@ -53,6 +53,8 @@ class QueueScreen(Screen):
     """Review queue with a detail pane (statement, scope, evidence) beside it."""
 
     CSS_PATH = "queue.tcss"
+    #: below 110 columns the detail pane goes under the queue instead of beside it
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
         Binding("j", "cursor_down", "Down", show=False, id="queue.down"),
         Binding("k", "cursor_up", "Up", show=False, id="queue.up"),

@@ -71,6 +71,12 @@ def render_detail(d: MemoryDetailView) -> list[Text]:
         lines.append(_row("applies to", ", ".join(scope.applies_to) or "—"))
         lines.append(_row("not to", ", ".join(scope.does_not_apply_to) or "—"))
     lines.append(_row("review", f"{d.review_state}   conflict {d.conflict_state}"))
+    if d.type == "architecture_decision" or d.impact == "high" or d.scope.repository_id is None:
+        lines.append(Text("⚑ high impact: approving or retiring it needs a lead (--role lead)", style="bold magenta"))
+    if d.conflict_state == "open":
+        lines.append(Text("⚑ in an open conflict: excluded from recall until resolved", style="bold red"))
+    if d.evidence and all(e.status == "unchecked" for e in d.evidence):
+        lines.append(Text("⚑ evidence not revalidated yet (m runs maintenance)", style="yellow"))
     proposer = f"   proposed by {d.proposer_type}:{d.proposer_id or '?'}" if d.proposer_type else ""
     lines.append(_row("origin", f"{d.origin}{proposer}"))
     if d.failure_class:
