@@ -191,7 +191,8 @@ def test_pruning_plan_archives_and_never_touches_protected(demo):
     for item in plan.archive:
         d = svc.detail(item.memory_id)
         assert d.type != "architecture_decision"
-        assert d.review_state != "approved" or d.state == "expired"
+        # approval protects memory still in use; expired, invalidated or superseded memory is history
+        assert d.review_state != "approved" or d.state in ("expired", "invalidated", "superseded")
     result = apply_pruning_plan(engine, plan, ACTOR)
     assert result.updated == len(plan.archive)
     for item in plan.archive:

@@ -83,6 +83,10 @@ def test_pruning_never_touches_protected_memories():
     assert approved.action == "keep" and "protected: reviewState approved" in approved.reasons
     expired_approved = plan_item(_pf(review_state="approved", state="expired"), RULES, NOW)
     assert expired_approved.action == "archive"  # "unless expired"
+    invalidated = plan_item(_pf(review_state="approved", state="invalidated"), RULES, NOW)
+    assert invalidated.action == "archive" and invalidated.reasons == ("state invalidated",)
+    adr_invalidated = plan_item(_pf(type="architecture_decision", state="invalidated"), RULES, NOW)
+    assert adr_invalidated.action == "keep"
     assert plan_item(_pf(state="archived", confidence=0.1), RULES, NOW) is None
 
 

@@ -9,14 +9,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-#: The design's default policy (seed 000 §13.2).
+#: The design's default policy (seed 000 §13.2), plus memory already judged wrong or replaced
+#: (invalidated, superseded): archived, never deleted, so its history stays (seed 000 §13.3).
 DEFAULT_POLICY: dict[str, Any] = {
     "pruningPolicy": {
-        "archiveIf": [{"state": "expired"}, {"unusedDays": 180}, {"confidenceBelow": 0.40}],
+        "archiveIf": [{"state": "expired"}, {"state": "invalidated"}, {"state": "superseded"},
+                      {"unusedDays": 180}, {"confidenceBelow": 0.40}],
         "neverPruneIf": [{"type": "architecture_decision"}, {"reviewState": "approved"}],
     }
 }
 ARCHIVE_KEYS = ("state", "unusedDays", "confidenceBelow")
+IN_USE_STATES = frozenset({"candidate", "approved", "active", "needs_review", "challenged"})
 NEVER_KEYS = ("type", "reviewState", "state")
 PRUNABLE_STATES = frozenset({"candidate", "approved", "active", "needs_review", "challenged", "invalidated",
                              "rejected", "superseded", "expired", "deprecated"})
@@ -108,7 +111,10 @@ def plan_item(m: PruneFacts, rules: PruningRules, now: datetime) -> PruneItem | 
         if key == "type" and m.type == value:
             protected.append(f"protected: type {value}")
             absolute = True
-        elif (key == "reviewState" and m.review_state == value) or (key == "state" and m.state == value):
+        elif key == "reviewState" and m.review_state == value and m.state in IN_USE_STATES:
+            # an approval protects memory still in use; once invalidated or replaced it is history
+            protected.append(f"protected: {key} {value}")
+        elif key == "state" and m.state == value:
             protected.append(f"protected: {key} {value}")
     if protected and (absolute or m.state != "expired"):
         return PruneItem(m.memory_id, "keep", tuple(protected + [f"would archive: {h}" for h in hits]))

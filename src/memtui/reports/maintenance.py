@@ -143,7 +143,10 @@ def review_queue_report(engine: Engine, now: datetime) -> dict[str, Any]:
         r = reval.get(mid)
         reasons = list(r.reasons) if r and r.status != "valid" else []
         if not reasons:
-            reasons = [last.get(mid, "pending review")]
+            why = last.get(mid, "pending review")
+            if why.startswith("imported from "):
+                why = f"imported as {state} ({why.removeprefix('imported from ')})"
+            reasons = [why]
         if conflict == "open":
             reasons.append("in an open conflict")
         if (r and r.severity == "high") or conflict == "open" or state == "challenged":
