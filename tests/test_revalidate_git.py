@@ -359,11 +359,13 @@ def test_invalidation_policies_add_reasons(tmp_path):
                       {"docSuperseded": "docs/adr.md"}],
                 "quiet": [{"docSuperseded": "docs/old.md"}, {"fileChanged": "docs/never-there.md"}]}
     checks, verdicts = by_id(revalidate(ev, policies, GitRepo(r.path)))
-    assert all(c.status == "valid" for c in checks.values())     # the spans themselves hold
+    # the spans themselves hold; the ADR cited as evidence is now marked superseded (issue 3, item 2)
+    assert all(c.status == "valid" for i, c in checks.items() if i != 3)
+    assert (checks[3].status, checks[3].reason_code) == ("changed", "doc_superseded")
     v = verdicts["m"]
     assert v.outcome == "needs_review"
-    assert v.reason_codes == ["policy_doc_superseded", "policy_edge_removed", "policy_file_changed",
-                              "policy_symbol_changed"]
+    assert v.reason_codes == ["doc_superseded", "policy_doc_superseded", "policy_edge_removed",
+                              "policy_file_changed", "policy_symbol_changed"]
     assert any("Registry.size" in x for x in v.reasons)
     assert not any("Registry.register" in x for x in v.reasons)   # unchanged symbol: no reason
     assert any("docs/adr.md" in x and "superseded" in x for x in v.reasons)
@@ -597,3 +599,33 @@ def test_unusual_paths_spaces_unicode_and_quotes(tmp_path):
         assert (checks[1].current_line_start, checks[1].current_line_end) == (11, 13)
         assert (checks[2].status, checks[2].reason_code) == ("changed", "span_changed")
         assert (checks[3].status, checks[3].current_line_start) == ("valid", 2)
+
+
+def test_adr_marked_superseded_sends_memory_to_review(tmp_path):
+    """A doc/ADR cited as evidence that is later marked superseded is changed, though its lines are not."""
+    import subprocess
+
+    from memtui.maintenance.revalidate import EvidenceRef, revalidate
+    from memtui.sources.gitdiff import GitRepo
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@x", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    adr = repo / "ADR-7.md"
+    adr.write_text("# ADR 7: Use RuleRegistry\n\nStatus: accepted\n\nRules are registered centrally.\n")
+    git("add", "."); git("commit", "-qm", "adr")
+    first = git("rev-parse", "HEAD")
+    adr.write_text("# ADR 7: Use RuleRegistry\n\nStatus: superseded by ADR 9\n\nRules are registered centrally.\n")
+    git("commit", "-qam", "supersede")
+    ev = EvidenceRef(1, "m", "adr", "ADR-7.md", first, 5, 5)
+    out = revalidate([ev], {}, GitRepo(repo))
+    check = out.checks[0]
+    assert (check.status, check.reason_code) == ("changed", "doc_superseded")
+    assert out.verdicts[0].outcome == "needs_review"

@@ -216,6 +216,18 @@ class _Engine:
     # -- evidence -----------------------------------------------------------------------------
 
     def check(self, ev: EvidenceRef) -> EvidenceCheck:
+        """Check one evidence row; a doc or ADR newly marked superseded at HEAD is ``changed``
+        (``doc_superseded``) even when the cited lines are untouched (issue 3, item 2)."""
+        checked = self._check(ev)
+        if ev.type in ("doc", "adr") and checked.status == "valid" and ev.path and ev.commit_sha:
+            st = self.state(ev.commit_sha, ev.path)
+            old, new = self.blob(st.old_key), self.blob(st.new_key)
+            if old is not None and new is not None and _superseded(new.text) and not _superseded(old.text):
+                checked.status, checked.reason_code, checked.severity = "changed", "doc_superseded", "medium"
+                checked.reason = f"{checked.current_path or ev.path} is marked superseded since {_short(ev.commit_sha)}"
+        return checked
+
+    def _check(self, ev: EvidenceRef) -> EvidenceCheck:
         def result(status, code, reason, severity, path=None, span=None):
             start, end = span if span else (None, None)
             return EvidenceCheck(ev.evidence_id, ev.memory_id, status, path, start, end, self.head,
@@ -470,6 +482,11 @@ class _Engine:
                         f"{target} (since {c7})", "medium")
             return None
         return None
+
+
+def _superseded(text: str) -> bool:
+    """Whether a document says it is superseded (an ADR status line, a banner)."""
+    return "superseded" in text.lower()
 
 
 def _calls(name: str, target: str) -> bool:
