@@ -151,6 +151,7 @@ class Model:
         self.weights: dict[str, float] = {}
         # path -> list of (commit index, lines or None when deleted, spans, calls)
         self.history: dict[str, list[tuple[int, tuple[str, ...] | None, dict, list]]] = {}
+        self._index: dict[str, list[int]] = {}
         self.class_counter = 0
         self.used_names: set[str] = set()
         self.stats = {"modify": 0, "add": 0, "rename": 0, "delete": 0}
@@ -318,7 +319,10 @@ class Model:
         h = self.history.get(path)
         if not h:
             return None
-        i = bisect.bisect_right([c for c, *_ in h], idx) - 1
+        idxs = self._index.get(path)
+        if idxs is None or len(idxs) != len(h):
+            idxs = self._index[path] = [c for c, *_ in h]
+        i = bisect.bisect_right(idxs, idx) - 1
         if i < 0 or h[i][1] is None:
             return None
         return h[i][1:]
@@ -410,8 +414,11 @@ def build_store(repo: Path, model: Model, shas: list[str], memories: int, rebuil
         mid = f"mem-{n:05d}"
         # half of the memories anywhere in the history, half from its last quarter
         idx = R.randrange(commits) if R.random() < 0.5 else R.randrange(commits * 3 // 4, commits)
-        alive = [p for p in paths if model.at(p, idx) is not None]
-        chosen = R.sample(alive, 1 if R.random() < 0.7 else 2)
+        chosen: list[str] = []
+        while len(chosen) < (1 if R.random() < 0.7 else 2):
+            p = R.choice(paths)
+            if p not in chosen and model.at(p, idx) is not None:
+                chosen.append(p)
         evs: list[dict] = []
         policy: list[dict] = []
         n_ev = R.choices([1, 2, 3], weights=[5, 3, 2])[0]
@@ -513,17 +520,23 @@ def run_job(db: Path, repo: Path, profile: bool) -> dict:
     from memtui.store.engine import open_store
 
     engine = open_store(str(db))
-    engine_time = [0.0]
-    real = revalidation_job.revalidate
+    # time the engine call and the per-memory writes inside the real job (same functions, wrapped)
+    phases = {"revalidate": 0.0, "transition": 0.0, "_record": 0.0}
+    real = {name: getattr(revalidation_job, name) for name in phases}
 
-    def timed(*a, **kw):  # time the engine call inside the real job
-        t = time.perf_counter()
-        try:
-            return real(*a, **kw)
-        finally:
-            engine_time[0] += time.perf_counter() - t
+    def timed(name):
+        fn = real[name]
 
-    revalidation_job.revalidate = timed
+        def wrapper(*a, **kw):
+            t = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                phases[name] += time.perf_counter() - t
+        return wrapper
+
+    for name in phases:
+        setattr(revalidation_job, name, timed(name))
     now = datetime(2026, 12, 1, tzinfo=timezone.utc)
     prof = None
     try:
@@ -537,7 +550,8 @@ def run_job(db: Path, repo: Path, profile: bool) -> dict:
         if prof is not None:
             prof.disable()
     finally:
-        revalidation_job.revalidate = real
+        for name, fn in real.items():
+            setattr(revalidation_job, name, fn)
     if prof is not None:
         import io
         import pstats
@@ -550,7 +564,11 @@ def run_job(db: Path, repo: Path, profile: bool) -> dict:
         statuses = dict(conn.exec_driver_sql(
             "SELECT memory_id, status FROM memory_revalidation").fetchall())
     engine.dispose()
-    return {"seconds": seconds, "engine_seconds": engine_time[0], "result": result, "statuses": statuses}
+    return {"seconds": seconds, "engine_seconds": phases["revalidate"], "result": result, "statuses": statuses,
+            "phases": {"engine": round(phases["revalidate"], 3),
+                       "state_transitions": round(phases["transition"], 3),
+                       "revalidation_rows": round(phases["_record"], 3),
+                       "load_evidence_updates_commit": round(seconds - sum(phases.values()), 3)}}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -722,7 +740,7 @@ def main() -> int:
             f"{meta['distinct_commits']} distinct commits)")
         job = run_job(run_db, repo, args.profile)
         res = job["result"]
-        log(f"job: {job['seconds']:.2f}s (engine {job['engine_seconds']:.2f}s), summary {res.summary}")
+        log(f"job: {job['seconds']:.2f}s, phases {job['phases']}, summary {res.summary}")
         rerun = None
         if args.rerun:
             again = run_job(run_db, repo, False)
@@ -747,6 +765,7 @@ def main() -> int:
         "seconds": round(seconds, 3),
         "engine_seconds": round(job["engine_seconds"], 3),
         "job_overhead_seconds": round(seconds - job["engine_seconds"], 3),
+        "job_phases_seconds": job["phases"],
         "git_processes": res.summary.get("gitProcesses"),
         "memories_per_second": round(memories / seconds, 1) if seconds else None,
         "outcomes": {"kept": res.summary.get("kept"), "needsReview": res.summary.get("needsReview"),

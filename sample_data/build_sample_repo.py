@@ -1384,7 +1384,7 @@ def build_records(sp: Spans) -> dict:
                [sp.ev("file_span", P_REGISTRY, (rules_field[0], register[1]), status=ok)],
                state="active", confidence=0.8, review="approved",
                proposed_by=agent("wf_01J1GRAPH"), created="2026-06-20T12:00:05Z",
-               tags=["validation"], invalidationPolicy=[{"symbolChanged": "RuleRegistry"}]),
+               tags=["validation"], invalidationPolicy=[{"symbolChanged": "RuleRegistry.register"}]),
         memory("mem_new_rules_added_to_registry", "code_fact",
                "New validation rules should be added to RuleRegistry.", scope(V),
                [sp.ev("adr", P_ADR, adr_add_rule, ref="ADR-012"),

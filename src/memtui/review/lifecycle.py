@@ -59,6 +59,7 @@ def transition(
     job_id: str | None = None,
     compensates: str | None = None,
     review_state: str | None = None,
+    decision_id: str | None = None,
 ) -> StateHistory:
     """Move ``memory`` to ``to_state`` as ``actor`` and record why; the caller commits.
 
@@ -91,6 +92,7 @@ def transition(
         job_id=job_id,
         compensates=compensates,
         review_state_before=memory.review_state,
+        decision_id=decision_id,
         created_at=now,
     )
     memory.state = to.value
@@ -141,5 +143,20 @@ def create_memory(session: Session, memory: Memory, evidence: list[Evidence], ac
     session.add(memory)
     session.flush()  # the memory row first: evidence and history refer to it
     session.add_all(evidence)
+    session.add(event)
+    return event
+
+
+def record_note(session: Session, memory: Memory, actor: Actor, reason: str, *,
+                decision_id: str | None = None, job_id: str | None = None,
+                compensates: str | None = None) -> StateHistory:
+    """Write a history event that changes no state (from = to = the current state): the audit
+    trail of a change to something else about the memory (its text, scope, evidence, conflict)."""
+    event = StateHistory(
+        event_id=new_event_id(), memory_id=memory.memory_id, from_state=memory.state, to_state=memory.state,
+        reason=reason, actor_type=actor.type, actor_id=actor.id,
+        actor_role=actor.role if actor.type == "human" else None, job_id=job_id, compensates=compensates,
+        review_state_before=memory.review_state, decision_id=decision_id, created_at=utcnow(),
+    )
     session.add(event)
     return event

@@ -138,6 +138,7 @@ class StateHistory(SQLModel, table=True):
     job_id: Optional[str] = Field(default=None, max_length=64)
     compensates: Optional[str] = Field(default=None, max_length=64)
     review_state_before: Optional[str] = Field(default=None, max_length=40)
+    decision_id: Optional[str] = Field(default=None, max_length=64)
     created_at: datetime
 
 
@@ -205,4 +206,96 @@ class HarmEvent(SQLModel, table=True):
     )
     issue: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
     action: str = Field(max_length=40)
+    created_at: datetime
+
+
+class DuplicateCluster(SQLModel, table=True):
+    """A proposed cluster of near-duplicate memories (issue 4): members, the proposed canonical, scores."""
+
+    __tablename__ = "duplicate_cluster"
+
+    cluster_id: str = Field(primary_key=True, max_length=64)
+    repository_id: Optional[str] = Field(default=None, max_length=200)
+    scope_key: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    type: str = Field(max_length=80)
+    members: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    canonical_id: str = Field(max_length=200)
+    best_score: float = 0.0
+    scores: dict[str, Any] = Field(default_factory=dict, sa_column=sa.Column(sa.JSON, nullable=False))
+    method: str = Field(max_length=20)  # exact | fingerprint | fuzzy
+    explanation: str = Field(default="", sa_column=sa.Column(sa.Text, nullable=False))
+    status: str = Field(default="open", max_length=20)  # open | merged | dismissed | stale
+    job_id: Optional[str] = Field(default=None, max_length=64)
+    created_at: datetime
+    decided_at: Optional[datetime] = None
+
+
+class NotDuplicatePair(SQLModel, table=True):
+    """Two memories a reviewer said are not duplicates; never proposed together again (ids sorted)."""
+
+    __tablename__ = "not_duplicate_pair"
+
+    memory_a: str = Field(primary_key=True, max_length=200)
+    memory_b: str = Field(primary_key=True, max_length=200)
+    actor_id: str = Field(max_length=200)
+    decision_id: Optional[str] = Field(default=None, max_length=64)
+    created_at: datetime
+
+
+class MemoryConflict(SQLModel, table=True):
+    """A conflict record (seed 000 §10.3): two memories of one scope with incompatible claims."""
+
+    __tablename__ = "memory_conflict"
+
+    conflict_id: str = Field(primary_key=True, max_length=64)
+    severity: str = Field(max_length=20)
+    tenant_id: str = Field(default="default", max_length=200)
+    repository_id: Optional[str] = Field(default=None, max_length=200)
+    module_path: Optional[str] = Field(default=None)
+    memory_a: str = Field(max_length=200, index=True)
+    memory_b: str = Field(max_length=200, index=True)
+    status: str = Field(default="open", max_length=20)  # open | resolved | not_a_conflict
+    action: str = Field(default="exclude_both_from_default_context", max_length=60)
+    reason: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    resolution: Optional[str] = Field(default=None, max_length=40)
+    resolved_by: Optional[str] = Field(default=None, max_length=200)
+    job_id: Optional[str] = Field(default=None, max_length=64)
+    created_at: datetime
+    resolved_at: Optional[datetime] = None
+
+
+class CompactionProposal(SQLModel, table=True):
+    """Related narrow memories proposed as one statement keeping all their evidence (seed 000 §12)."""
+
+    __tablename__ = "compaction_proposal"
+
+    proposal_id: str = Field(primary_key=True, max_length=64)
+    tenant_id: str = Field(default="default", max_length=200)
+    repository_id: Optional[str] = Field(default=None, max_length=200)
+    module_path: Optional[str] = Field(default=None)
+    members: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    proposed_statement: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    proposed_type: str = Field(max_length=80)
+    shared: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    broadens_scope: bool = False
+    status: str = Field(default="open", max_length=20)  # open | accepted | rejected | stale
+    new_memory_id: Optional[str] = Field(default=None, max_length=200)
+    job_id: Optional[str] = Field(default=None, max_length=64)
+    created_at: datetime
+    decided_at: Optional[datetime] = None
+    decided_by: Optional[str] = Field(default=None, max_length=200)
+
+
+class ReviewDecision(SQLModel, table=True):
+    """A multi-memory decision (merge, conflict resolution, compaction) and what undoing it must restore."""
+
+    __tablename__ = "review_decision"
+
+    decision_id: str = Field(primary_key=True, max_length=64)
+    kind: str = Field(max_length=40)  # merge | not_duplicates | conflict | compaction
+    subject_id: str = Field(max_length=64)
+    action: str = Field(max_length=40)
+    actor_id: str = Field(max_length=200)
+    payload: dict[str, Any] = Field(default_factory=dict, sa_column=sa.Column(sa.JSON, nullable=False))
+    undone_by: Optional[str] = Field(default=None, max_length=64)
     created_at: datetime
