@@ -1,6 +1,35 @@
 """Statement logic behind near-duplicate and conflict detection (issue 4). Pure: no I/O, no database.
 
-First version (API stable, rules being refined): see the module docstring of the final version.
+Source rule (issue 4, "Detection"):
+
+* Near-duplicates are proposed strict to lax, as OpenRefine's clustering does: the exact
+  :func:`normalize` key, then the :func:`fingerprint` key (case, punctuation, token order), then
+  fuzzy candidates verified and scored here. A merge is never proposed between statements that
+  differ in a way that matters -- a different identifier, a negation, a number
+  (:func:`material_difference`).
+* A conflict is two statements about the same subject (shared code identifiers, after removing the
+  ones that differ, or the same wording around the difference) with incompatible claims: negation on
+  one side only, opposite predicates (enabled/disabled, sync/async, required/optional, ...), the same
+  subject and predicate with a different object identifier, or different numbers or versions for the
+  same quantity (:func:`conflict_reason`). Facts about different targets ("A works at X" /
+  "A administers Y") are not conflicts.
+
+Shapes:
+
+* :func:`analyze` ``(text) -> Analyzed`` precomputes everything a pair judgement needs, so an engine
+  that compares one statement against many analyses it once (``Analyzed`` is frozen and hashable).
+* :func:`judge_pair` / :func:`judge_analyzed` ``-> PairJudgement(kind, score, reasons)`` with ``kind``
+  one of ``duplicate`` / ``conflict`` / ``related`` / ``unrelated``.
+* :func:`conflict_reason` / :func:`conflict_reason_analyzed` ``-> (severity, reason) | None`` with
+  severity ``high`` (negation or opposite predicate on the same subject) or ``medium`` (a different
+  object or number).
+
+The score (0..100) is ``rapidfuzz.fuzz.token_set_ratio`` over :attr:`Analyzed.key` -- the statement's
+content words (stop words and negation cues dropped, identifiers split into their words, a light
+stemmer and a small synonym table applied, numbers normalised). :data:`SCORER` is that function,
+so an engine can compare keys in bulk (``rapidfuzz.process.cdist(keys, keys, scorer=SCORER)``) and
+get exactly the scores :func:`judge_analyzed` uses. Evaluated on ``tests/data/labelled_pairs.yaml``
+by ``tests/test_pair_quality.py``.
 """
 
 from __future__ import annotations
@@ -8,80 +37,341 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from rapidfuzz import fuzz
 
+#: The similarity function behind every score: token-set ratio over the content keys (0..100).
+SCORER = fuzz.token_set_ratio
+#: At or above this score, a pair with no material difference is a duplicate.
 DUPLICATE_THRESHOLD = 85.0
-RELATED_THRESHOLD = 55.0
-CONFLICT_THRESHOLD = 50.0
+#: At or above this score (or with a shared identifier), a pair that is neither duplicate nor
+#: conflict is related; below, unrelated.
+RELATED_THRESHOLD = 50.0
+#: How similar two statements must be once their difference is set aside to be "about the same
+#: subject" -- for a negation or opposite predicate (high severity) ...
+CONFLICT_THRESHOLD = 70.0
+#: ... and for a different number (medium severity; numbers need closer wording).
+NUMBER_CONFLICT_THRESHOLD = 80.0
+
+# ---------------------------------------------------------------------------------------------
+# normalisation keys
 
 _PUNCT = re.compile(r"[^\w\s]+")
 _WS = re.compile(r"\s+")
 
 
 def normalize(text: str) -> str:
-    """Exact-duplicate key: NFKC, casefolded, punctuation and backticks to spaces, whitespace collapsed."""
+    """Exact-duplicate key: NFKC, casefolded, punctuation and backticks replaced by spaces,
+    whitespace collapsed. ``"Rules are registered through `RuleRegistry`."`` ->
+    ``"rules are registered through ruleregistry"``."""
     t = unicodedata.normalize("NFKC", text or "").casefold()
     t = _PUNCT.sub(" ", t)
     return _WS.sub(" ", t).strip()
 
 
 def fingerprint(text: str) -> str:
-    """OpenRefine fingerprint key: normalized tokens, deduplicated, sorted, joined by one space."""
+    """OpenRefine fingerprint key: the :func:`normalize` tokens, deduplicated, sorted, joined by one
+    space. ``"RuleRegistry registers rules, rules!"`` -> ``"registers ruleregistry rules"``."""
     return " ".join(sorted(set(normalize(text).split())))
 
 
-_BACKTICK = re.compile(r"`([^`]+)`")
-_DOTTED = re.compile(r"(?<![\w/.])(?:[A-Za-z_$][\w$-]*)(?:[./:][\w$-]+)+")
-_CAMEL = re.compile(r"\b(?:[A-Z][a-z0-9]+[A-Z]\w*|[a-z]+[A-Z]\w*|[A-Z]{2,}[a-z]+\w*)\b")
-_SNAKE = re.compile(r"\b[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+\b")
-_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,}(?=s?\b)")
-_ABBREV = {"e.g", "i.e", "etc", "vs"}
+# ---------------------------------------------------------------------------------------------
+# identifiers
+
+_BACKTICK = re.compile(r"`([^`\n]+)`")
+# dotted names and paths: OrderValidator.validate, a/b/c.py, com.acme.x, /health/ready, order.total.max
+_DOTTED = re.compile(r"(?<![\w$])(?:[./]?[A-Za-z_$][\w$-]*)(?:[./:][\w$-]+)+(?:\(\))?|(?<![\w$])/[\w$-]+(?:/[\w$-]+)*")
+# CamelCase / camelCase / GraphQL / gRPC / OAuth2 / JUnit
+_CAMEL = re.compile(r"(?<![\w$])(?:[A-Z]+[a-z0-9]+[A-Z][\w$]*|[a-z]+[A-Z][\w$]*|[A-Z]{2,}[a-z][a-z0-9]*\b)")
+_SNAKE = re.compile(r"(?<![\w$])[A-Za-z0-9]*_[\w]*[A-Za-z0-9][\w]*")
+_ACRONYM = re.compile(r"(?<![\w$-])[A-Z][A-Z0-9]+(?:-\d+)?(?=s?\b)")
+_ABBREV = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a", "n/a", "and/or", "i/o"})
+
+
+def _clean_identifier(tok: str) -> str:
+    tok = tok.strip()
+    if tok.endswith("()"):
+        tok = tok[:-2]
+    return tok.rstrip(".:-/,;")
 
 
 def identifiers(text: str) -> frozenset[str]:
-    """Code identifiers named in prose, case preserved: CamelCase, dotted names and paths,
-    snake_case, backticked terms, ALLCAPS acronyms (2+ letters)."""
-    text = text or ""
+    """Code identifiers named in prose, case preserved: backticked terms, dotted names and paths
+    (``OrderValidator.validate``, ``a/b/c.py``, ``com.acme.x``), CamelCase and camelCase
+    (``RuleRegistry``, ``gRPC``), snake_case (``order_id``, ``HALF_EVEN``), ALLCAPS acronyms of 2+
+    characters (``JWT``, ``SQS``, ``RS256``, ``ADR-012``; a plural ``JWTs`` gives ``JWT``).
+    A trailing ``()`` or sentence punctuation is dropped; a number alone is never an identifier."""
+    text = unicodedata.normalize("NFKC", text or "")
     out: set[str] = set()
     for m in _BACKTICK.finditer(text):
-        out.add(m.group(1).strip())
+        tok = _clean_identifier(m.group(1))
+        if tok:
+            out.add(tok)
     plain = _BACKTICK.sub(" ", text)
     for rx in (_DOTTED, _CAMEL, _SNAKE, _ACRONYM):
         for m in rx.finditer(plain):
-            tok = m.group(0).rstrip(".:-/")
-            if tok and tok.casefold() not in _ABBREV and not tok.replace(".", "").isdigit():
-                out.add(tok)
+            tok = _clean_identifier(m.group(0))
+            if not tok or tok.casefold() in _ABBREV or not any(c.isalpha() for c in tok):
+                continue
+            if rx is _DOTTED and "." not in tok and "/" not in tok and ":" not in tok:
+                continue
+            if rx is _DOTTED and re.fullmatch(r"v?\d+(?:\.\d+)*", tok):
+                continue
+            out.add(tok)
+    # a dotted name also covers its CamelCase parts: drop parts found only inside a dotted name
+    dotted = [t for t in out if "." in t or "/" in t]
+    if dotted:
+        out = {t for t in out if not any(t != d and t in re.split(r"[./:]", d) for d in dotted)}
     return frozenset(out)
 
 
-_NUM = re.compile(r"\bv?\d+(?:[.,]\d+)*(?:\s*(?:ms|s|seconds?|minutes?|min|hours?|h|days?|d|%|mb|gb|kb))?\b", re.I)
-_UNITS = {"seconds": "s", "second": "s", "minutes": "min", "minute": "min", "hours": "h", "hour": "h",
-          "days": "d", "day": "d"}
+# ---------------------------------------------------------------------------------------------
+# numbers
+
+_NUMBER_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+                 "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+                 "twenty": "20", "thirty": "30", "hundred": "100", "thousand": "1000"}
+_TIME_UNITS = {"ms": 0.001, "msec": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
+               "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+               "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+               "h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
+               "d": 86400, "day": 86400, "days": 86400, "week": 604800, "weeks": 604800}
+_OTHER_UNITS = {"kb": "KB", "mb": "MB", "gb": "GB", "tb": "TB", "ki": "Ki", "mi": "Mi", "gi": "Gi",
+                "kib": "Ki", "mib": "Mi", "gib": "Gi", "%": "%", "percent": "%", "m": "m",
+                "x": "x", "times": "x", "k": "k"}
+_UNIT_ALT = "|".join(sorted((re.escape(u) for u in [*_TIME_UNITS, *_OTHER_UNITS]), key=len, reverse=True))
+_NUM = re.compile(
+    r"(?<![\w.$-])(?P<num>v?\d{1,3}(?:,\d{3})+(?:\.\d+)?|v?\d+(?:\.\d+)*)"
+    r"(?:(?P<glued>" + _UNIT_ALT + r")\b|\s?(?P<spaced>" + _UNIT_ALT + r")\b)?(?![\w])",
+    re.I,
+)
+_WORD_NUM = re.compile(r"\b(?P<word>" + "|".join(_NUMBER_WORDS) + r"|twice)\b(?:\s(?P<unit>" + _UNIT_ALT + r")\b)?", re.I)
+
+
+def _format_quantity(num: str, unit: str | None) -> str:
+    num = num.lower().lstrip("v").replace(",", "")
+    if num.startswith("0.") and num.count(".") == 1:
+        num = num.rstrip("0").rstrip(".") or "0"
+    unit_l = (unit or "").lower()
+    if unit_l in _TIME_UNITS and unit_l != "m" and num.count(".") <= 1:
+        seconds = float(num) * _TIME_UNITS[unit_l]
+        return f"{seconds:g}s"
+    if unit_l:
+        return num + _OTHER_UNITS.get(unit_l, unit_l)
+    return num
 
 
 def numbers(text: str) -> tuple[str, ...]:
-    """Numbers and versions with units where present, normalised ("2 seconds" == "2s")."""
-    out = []
-    for m in _NUM.finditer(text or ""):
-        tok = m.group(0).lower().replace(" ", "")
-        num = re.match(r"v?[\d.,]+", tok).group(0)
-        unit = tok[len(num):]
-        out.append(num.lstrip("v") + _UNITS.get(unit, unit))
-    return tuple(out)
+    """Numbers and versions in order of appearance, with their unit where one follows, normalised:
+    durations in seconds (``"2 seconds"``, ``"2s"``, ``"2000 ms"`` -> ``"2s"``; ``"30 minutes"`` ->
+    ``"1800s"``), sizes with a canonical unit (``"10 MB"`` -> ``"10MB"``), ``"3 times"`` / ``"three
+    times"`` -> ``"3x"``, ``"twice"`` -> ``"2x"``, thousands separators dropped (``"50,000"`` ->
+    ``"50000"``), a leading ``v`` dropped from versions (``"v1.2.3"`` -> ``"1.2.3"``), decimals below one
+    without trailing zeros (``"0.40"`` -> ``"0.4"``). Digits inside a word (``S3``, ``argon2``,
+    ``eu-west-1``) are not numbers."""
+    text = unicodedata.normalize("NFKC", text or "")
+    found: list[tuple[int, str]] = []
+    for m in _NUM.finditer(text):
+        found.append((m.start(), _format_quantity(m.group("num"), m.group("glued") or m.group("spaced"))))
+    for m in _WORD_NUM.finditer(text):
+        word = m.group("word").lower()
+        if word == "twice":
+            found.append((m.start(), "2x"))
+        else:
+            found.append((m.start(), _format_quantity(_NUMBER_WORDS[word], m.group("unit"))))
+    return tuple(q for _, q in sorted(found))
 
 
-_NEG = re.compile(r"\b(?:not|never|no|without|cannot|avoid|none|nor)\b|n't\b", re.I)
+# ---------------------------------------------------------------------------------------------
+# negation
+
+_NEG_EXCLUDE = re.compile(
+    r"\b(?:not only|not just|not necessarily only|whether or not|if not exists|no matter|no-op|"
+    r"not to mention|nothing but)\b", re.I)
+_NEG_CUE = re.compile(
+    r"\b(?:not|never|no|without|cannot|nor|neither|none|nothing|nobody|nowhere|avoid|avoids|"
+    r"avoided|avoiding|instead of|rather than)\b|n't\b|\bnon-?(?=\s)", re.I)
+
+
+def negation_count(text: str) -> int:
+    """How many negation cues the statement carries: ``not``, ``never``, ``no`` (``no longer`` too),
+    ``n't``, ``without``, ``cannot``, ``nor``, ``neither``, ``none``, ``avoid``, and the contrastive
+    ``instead of`` / ``rather than`` (so "X, not Y" and "X rather than Y" agree). ``not only``,
+    ``not just``, ``whether or not``, ``if not exists``, ``no matter``, ``no-op`` are not negations."""
+    t = unicodedata.normalize("NFKC", text or "").replace("\u2019", "'")
+    t = _NEG_EXCLUDE.sub(" ", t)
+    return len(_NEG_CUE.findall(t))
 
 
 def negated(text: str) -> bool:
-    """True when the claim carries a negation."""
-    t = re.sub(r"\bnot (?:only|just)\b", " ", (text or "").lower())
-    return bool(_NEG.search(t))
+    """True when the claim carries a negation (see :func:`negation_count`).
+    ``"OrderValidator does not cache results"`` -> True; ``"not only X but Y"`` -> False;
+    ``"X no longer uses Y"`` -> True."""
+    return negation_count(text) > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# content tokens: stop words, stemming, synonyms, opposite predicates
+
+_STOPWORDS = frozenset("""
+a an the this that these those it its it's they them their there here we our us you your i my
+is are was were be been being am do does did done doing has have had having will would shall
+should can could may might must need needs needed ought
+of in on at to for from by with via through into onto over under about as per than then so
+and or but if when while whose which who whom what where whether because since until unless
+also only just all any each every some such same other another more most very too
+e.g i.e etc eg ie vs one way longer instead rather
+up out off again once own both either
+""".split())
+
+# irregular forms and synonyms -> canonical stem (applied before and after stemming)
+_SYNONYMS = {
+    "registry": "register", "registration": "register", "registered": "register", "add": "register",
+    "added": "register", "adds": "register", "adding": "register", "configure": "register",
+    "configured": "register", "configures": "register", "declare": "register", "declared": "register",
+    "define": "register", "defined": "register", "defines": "register",
+    "live": "locate", "lives": "locate", "located": "locate", "reside": "locate", "resides": "locate",
+    "sit": "locate", "sits": "locate", "hold": "locate", "holds": "locate", "contain": "locate",
+    "contains": "locate", "kept": "locate", "keep": "locate", "keeps": "locate", "store": "locate",
+    "stores": "locate", "stored": "locate", "storing": "locate",
+    "repo": "repository", "repos": "repository", "db": "database", "dbs": "database",
+    "config": "configuration", "configuration": "configuration", "settings": "setting",
+    "require": "need", "requires": "need", "required_": "need", "needs": "need", "needed": "need",
+    "utilize": "use", "utilizes": "use", "uses": "use", "used": "use", "using": "use",
+    "begin": "start", "begins": "start", "starts": "start", "started": "start",
+    "responds": "return", "respond": "return", "responded": "return",
+    "invoke": "call", "invokes": "call", "invoked": "call", "calls": "call", "called": "call",
+    "made": "make", "makes": "make", "written": "write", "wrote": "write", "writes": "write",
+    "hits": "check", "hit": "check", "checks": "check", "checked": "check", "verify": "check",
+    "verifies": "check", "verified": "check",
+    "run": "run", "runs": "run", "ran": "run", "running": "run", "execute": "run", "executes": "run",
+    "executed": "run",
+    "k8s": "kubernetes", "postgresql": "postgres", "pg": "postgres", "js": "javascript",
+    "ts": "typescript", "jdk": "java", "repositories": "repository",
+    "lowercase": "lowercase", "lowercased": "lowercase", "uppercase": "uppercase",
+    "uppercased": "uppercase", "ttl": "expire", "expires": "expire", "expiry": "expire",
+    "expiration": "expire", "expired": "expire",
+    "production": "prod", "prod": "prod", "develop": "dev", "development": "dev",
+    "min": "minute", "mins": "minute", "sec": "second", "secs": "second",
+    "ids": "id", "identifier": "id", "identifiers": "id",
+}
+
+# opposite predicates: word -> (axis, pole)
+_POLAR: dict[str, tuple[str, int]] = {}
+
+
+def _polar(axis: str, plus: str, minus: str) -> None:
+    for w in plus.split():
+        _POLAR[w] = (axis, 1)
+    for w in minus.split():
+        _POLAR[w] = (axis, -1)
+
+
+_polar("enable", "enabled enable enables enabling", "disabled disable disables disabling")
+_polar("sync", "sync synchronous synchronously", "async asynchronous asynchronously")
+_polar("require", "required mandatory compulsory", "optional")
+_polar("allow", "allowed allow allows permitted permit permits", "forbidden forbid forbids prohibited "
+       "prohibit prohibits disallowed disallow disallows banned")
+_polar("mutable", "mutable", "immutable")
+_polar("blocking", "blocking", "nonblocking")
+_polar("order", "before", "after")
+_polar("always", "always", "never")
+_polar("include", "include includes included including", "exclude excludes excluded excluding")
+_polar("visibility", "public", "private")
+_polar("eager", "eager eagerly", "lazy lazily")
+_polar("sort", "ascending asc", "descending desc")
+_polar("auth", "authenticated", "unauthenticated anonymous")
+_polar("auto", "automatic automatically", "manual manually")
+_polar("inside", "inside", "outside")
+_polar("side", "client clientside", "server serverside")
+_polar("root", "root", "nonroot")
+_polar("sensitive", "sensitive", "insensitive")
+_polar("accept", "accept accepts accepted", "reject rejects rejected")
+_polar("respect", "respect respects respected honor honors obey obeys", "ignore ignores ignored")
+_polar("encrypt", "encrypted", "unencrypted plaintext")
+_polar("state", "stateful", "stateless")
+_polar("static", "static", "dynamic")
+_polar("case", "uppercase uppercased", "lowercase lowercased")
+_polar("bound", "maximum max", "minimum min")
+_polar("first", "first", "last")
+_polar("power", "on", "off")  # only as "turned on" / "switched off", see _ON_OFF
+_polar("succeed", "succeeds succeed", "fails fail")
+_polar("supported", "supported", "unsupported deprecated")
+_polar("valid", "valid", "invalid")
+_polar("idempotent", "idempotent", "nonidempotent")
+_polar("commit", "commit commits committed", "rollback rollbacks")
+
+_NEGATIVE_PREFIXES = ("non", "un", "in", "im", "dis")
+_ON_OFF = re.compile(r"\b(turn(?:s|ed)?|switch(?:es|ed)?|toggle[sd]?|set|is|are)\s+(on|off)\b(?!\s+and\s+o)", re.I)
+_MULTI_VALUED = frozenset({"call", "import", "depend", "review", "maintain", "own", "administer",
+                           "publish", "subscrib", "emit", "read", "test", "support", "expos", "log",
+                           "mention", "link", "wrap", "handl", "consum"})
+_DETERMINERS = frozenset({"the", "a", "an", "with", "to", "in", "on", "through", "by", "from", "via",
+                          "into", "as", "of", "per", "for", "using", "at", "its", "their"})
+_NEG_WORDS = frozenset({"not", "never", "no", "without", "cannot", "nor", "neither", "none", "nothing",
+                        "nobody", "nowhere", "avoid", "avoids", "avoided", "avoiding", "instead", "rather",
+                        "longer"})
+_CONTRACTION = re.compile(r"^(\w+)n't$")
+_CAMEL_SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_CHUNK = re.compile(r"`[^`\n]+`|\S+")
+_EDGE_PUNCT = "\"'([{<*_,;:!?)]}>."
+
+
+def _stem(word: str) -> str:
+    """A light, deterministic stemmer: strips inflection (-s, -es, -ed, -ing, -ly, -ies) and a final
+    -e, then truncates to 6 characters (validate/validation/validated -> ``valida``)."""
+    syn = _SYNONYMS.get(word)
+    if syn is not None:
+        return syn
+    w = word
+    if len(w) > 4:
+        if w.endswith("ies"):
+            w = w[:-3] + "y"
+        elif w.endswith("ing") and len(w) > 5:
+            w = w[:-3]
+        elif w.endswith("ed") and len(w) > 4:
+            w = w[:-2]
+        elif w.endswith("es") and w[-3] in "sxzh":
+            w = w[:-2]
+        elif w.endswith("s") and not w.endswith("ss") and not w.endswith("us"):
+            w = w[:-1]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]
+    w = w[:6]
+    return _SYNONYMS.get(w, w)
+
+
+def _identifier_words(ident: str) -> tuple[str, ...]:
+    """``RuleRegistry.withDefaultRules`` -> ``("rule", "register", "with", "default", "rule")`` (stemmed)."""
+    out = []
+    for part in re.split(r"[^A-Za-z0-9]+", ident):
+        for w in _CAMEL_SPLIT.findall(part):
+            w = w.lower()
+            if w and w not in _STOPWORDS:
+                out.append(_stem(w))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
 class Analyzed:
+    """One statement analysed once, for cheap pair judgements.
+
+    ``normalized`` / ``fingerprint``: the exact and fingerprint keys; ``identifiers``: as
+    :func:`identifiers`; ``numbers``: as :func:`numbers`; ``negated`` / ``negations``: as
+    :func:`negated` / :func:`negation_count`; ``tokens``: the :func:`normalize` tokens;
+    ``key``: the content words the score is computed on (see the module docstring);
+    ``content``: the aligned content sequence (identifiers whole and lower-cased, numbers as
+    ``#``, opposite-predicate words as ``~axis``); ``prev``: for each ``content`` token the raw word
+    before it; ``names``: lower-cased identifiers plus capitalised words inside a sentence and words
+    with digits (``Redis``, ``argon2``) -- things a statement can be "about"; ``polar``: the
+    (axis, pole) pairs of opposite-predicate words; ``words``: the set of content words and
+    identifier words, for matching an identifier written out in prose."""
+
     text: str
     normalized: str
     fingerprint: str
@@ -89,64 +379,390 @@ class Analyzed:
     numbers: tuple[str, ...]
     negated: bool
     tokens: tuple[str, ...]
+    negations: int
+    key: str
+    content: tuple[str, ...]
+    prev: tuple[str, ...]
+    names: frozenset[str]
+    polar: frozenset[tuple[str, int]]
+    words: frozenset[str]
+
+
+def _id_key(tok: str) -> str:
+    return _clean_identifier(tok).casefold()
 
 
 def analyze(text: str) -> Analyzed:
-    n = normalize(text)
-    return Analyzed(text, n, fingerprint(text), identifiers(text), numbers(text), negated(text), tuple(n.split()))
+    """Analyse one statement (pure; a few regular-expression passes over the text)."""
+    text = text or ""
+    t = unicodedata.normalize("NFKC", text).replace("\u2019", "'")
+    ids = identifiers(t)
+    id_keys = {_id_key(i): i for i in ids}
+    nums = numbers(t)
+    negs = negation_count(t)
+    on_off = _ON_OFF.search(t)
+
+    content: list[str] = []
+    prev: list[str] = []
+    key_words: list[str] = []
+    names: set[str] = set(id_keys)
+    polar: set[tuple[str, int]] = set()
+    words: set[str] = set()
+    last_raw = ""
+    sentence_start = True
+    pending_non = False
+    after_number = False
+    num_iter = iter(nums)
+    for m in _CHUNK.finditer(t):
+        chunk = m.group(0)
+        ends_sentence = chunk.rstrip("\"')]}*").endswith((".", ";", ":", "!", "?")) and not chunk.endswith("e.g.")
+        if chunk.startswith("`") and chunk.endswith("`"):
+            raw = chunk[1:-1].strip()
+        else:
+            raw = chunk.strip(_EDGE_PUNCT)
+            if raw.endswith("()"):
+                raw = raw[:-2]
+            raw = raw.strip(_EDGE_PUNCT)
+        if not raw:
+            sentence_start = sentence_start or ends_sentence
+            continue
+        low = raw.casefold()
+        if low in id_keys:
+            content.append(low)
+            prev.append(last_raw)
+            key_words.extend(_identifier_words(raw) or (low,))
+            words.update(_identifier_words(raw))
+            last_raw, after_number, pending_non = low, False, False
+            sentence_start = ends_sentence
+            continue
+        if _NUM.fullmatch(raw) or re.fullmatch(r"v?\d[\d.,]*[a-zA-Z%]{0,3}", raw):
+            q = next(num_iter, None)
+            content.append("#")
+            prev.append(last_raw)
+            if q is not None:
+                key_words.append(q)
+            last_raw, after_number, pending_non = low, True, False
+            sentence_start = ends_sentence
+            continue
+        # prose: split into words (hyphens, slashes, dots inside a non-identifier)
+        parts = [p for p in re.split(r"[^\w']+", raw) if p]
+        for i, part in enumerate(parts):
+            w = part.casefold().strip("'")
+            if not w:
+                continue
+            cap = part[:1].isupper() and not part.isupper() and not (sentence_start and i == 0 and chunk is not None)
+            cm = _CONTRACTION.match(w)
+            if cm:
+                w = cm.group(1)
+                if w in ("ca", "won", "don", "doesn", "isn", "aren", "wasn", "weren", "hasn", "haven",
+                         "shouldn", "mustn", "can", "couldn", "wouldn", "didn", "needn"):
+                    last_raw = w
+                    continue
+            if w in _NEG_WORDS:
+                last_raw = w
+                continue
+            if w in _NUMBER_WORDS or w == "twice":
+                content.append("#")
+                prev.append(last_raw)
+                last_raw, after_number = w, True
+                continue
+            if after_number and (w in _TIME_UNITS or w in _OTHER_UNITS):
+                after_number = False
+                last_raw = w
+                continue
+            after_number = False
+            if w == "non":
+                pending_non = True
+                continue
+            if pending_non:
+                w = "non" + w
+                pending_non = False
+            if w in ("on", "off"):
+                if on_off and on_off.group(2).lower() == w:
+                    polar.add(_POLAR[w])
+                    content.append("~power")
+                    prev.append(last_raw)
+                last_raw = w
+                continue
+            if w in _POLAR:
+                axis, pole = _POLAR[w]
+                polar.add((axis, pole))
+                content.append("~" + axis)
+                prev.append(last_raw)
+                key_words.append("~" + axis)
+                last_raw = w
+                continue
+            if w in _STOPWORDS:
+                last_raw = w
+                continue
+            if w.endswith("ly") and len(w) > 4:
+                last_raw = w
+                continue
+            s = _stem(w)
+            if cap or any(c.isdigit() for c in w):
+                names.add(w)
+            content.append(s)
+            prev.append(last_raw)
+            key_words.append(s)
+            words.add(s)
+            words.add(w)
+            last_raw = w
+        sentence_start = ends_sentence
+    normalized = normalize(t)
+    return Analyzed(
+        text=text,
+        normalized=normalized,
+        fingerprint=" ".join(sorted(set(normalized.split()))),
+        identifiers=ids,
+        numbers=nums,
+        negated=negs > 0,
+        tokens=tuple(normalized.split()),
+        negations=negs,
+        key=" ".join(key_words),
+        content=tuple(content),
+        prev=tuple(prev),
+        names=frozenset(names),
+        polar=frozenset(polar),
+        words=frozenset(words),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# pair logic
 
 
 @dataclass(frozen=True)
 class PairJudgement:
+    """``kind``: duplicate / conflict / related / unrelated; ``score``: :data:`SCORER` over the keys
+    (0..100); ``reasons``: the material difference or conflict reason in words (may be empty)."""
+
     kind: str
     score: float
     reasons: tuple[str, ...]
 
 
+def _matched(name: str, x: Analyzed, y: Analyzed) -> bool:
+    """Is ``name`` (a lower-cased identifier or name of ``x``) also what ``y`` talks about?
+    Same key, a dotted parent/child (``OrderValidator`` / ``OrderValidator.validate``), or -- unless
+    ``y`` names a longer identifier containing it (``RuleRegistryTest``) -- its words written out in
+    ``y``'s prose (``RuleRegistry`` / "the registry for rules")."""
+    if name in y.names or name in y.words:
+        return True
+    for other in y.names:
+        if other.startswith(name + ".") or name.startswith(other + ".") or other.endswith("/" + name) \
+                or name.endswith("/" + other):
+            return True
+    if any(name in other for other in y.names if other != name):
+        return False
+    parts = _identifier_words(name) if name in x.names else ()
+    if len(parts) >= 2 and all(p in y.words for p in parts):
+        # an identifier whose words appear in the other statement's prose
+        return not any(
+            o not in x.names and any(p in _identifier_words(o) for p in parts) and len(o) > 3
+            for o in y.names if o not in y.words
+        ) or True
+    return False
+
+
+def _unmatched(x: Analyzed, y: Analyzed) -> list[str]:
+    return sorted(n for n in x.names if not _matched(n, x, y))
+
+
+def _display(x: Analyzed, names: list[str]) -> str:
+    by_key = {_id_key(i): i for i in x.identifiers}
+    return ", ".join(by_key.get(n, n) for n in names)
+
+
+def _opposite(x: Analyzed, y: Analyzed) -> list[str]:
+    axes_x: dict[str, set[int]] = {}
+    axes_y: dict[str, set[int]] = {}
+    for axis, pole in x.polar:
+        axes_x.setdefault(axis, set()).add(pole)
+    for axis, pole in y.polar:
+        axes_y.setdefault(axis, set()).add(pole)
+    out = [axis for axis in axes_x.keys() & axes_y.keys()
+           if len(axes_x[axis]) == 1 and len(axes_y[axis]) == 1 and axes_x[axis] != axes_y[axis]]
+    # generic negative prefixes: authenticated / unauthenticated, blocking / non-blocking
+    wx, wy = x.words, y.words
+    for a, b in ((wx, wy), (wy, wx)):
+        for w in a:
+            for p in _NEGATIVE_PREFIXES:
+                if w.startswith(p) and len(w) - len(p) >= 4 and w[len(p):] in b and w not in b:
+                    out.append(w[len(p):])
+    return out
+
+
+def _numbers_differ(x: Analyzed, y: Analyzed) -> bool:
+    return bool(x.numbers) and bool(y.numbers) and sorted(x.numbers) != sorted(y.numbers)
+
+
 def material_difference_analyzed(x: Analyzed, y: Analyzed) -> str | None:
-    if x.negated != y.negated:
-        return "negation on one side only"
-    ix = {i.casefold() for i in x.identifiers}
-    iy = {i.casefold() for i in y.identifiers}
-    if ix - iy and iy - ix:
-        return f"different identifiers: {sorted(ix - iy)} vs {sorted(iy - ix)}"
-    if x.numbers != y.numbers and x.numbers and y.numbers:
-        return f"different numbers: {x.numbers} vs {y.numbers}"
+    """The reason two (similar) statements must not be merged, or None: negation on one side only,
+    opposite predicates, a different identifier on each side (one names X where the other names Y;
+    one side naming an identifier the other merely omits is not a difference), different numbers,
+    or a number on one side only."""
+    if x.negations != y.negations:
+        side = "first" if x.negations > y.negations else "second"
+        return f"negation on one side only (the {side} statement)"
+    opp = _opposite(x, y)
+    if opp:
+        return f"opposite predicates ({', '.join(sorted(set(opp)))})"
+    ux, uy = _unmatched(x, y), _unmatched(y, x)
+    if ux and uy:
+        return f"different identifiers: {_display(x, ux)} vs {_display(y, uy)}"
+    if _numbers_differ(x, y):
+        return f"different numbers: {', '.join(x.numbers)} vs {', '.join(y.numbers)}"
+    if bool(x.numbers) != bool(y.numbers):
+        return f"a number on one side only: {', '.join(x.numbers or y.numbers)}"
     return None
 
 
 def material_difference(a: str, b: str) -> str | None:
+    """:func:`material_difference_analyzed` on two texts."""
     return material_difference_analyzed(analyze(a), analyze(b))
 
 
 def score_analyzed(x: Analyzed, y: Analyzed) -> float:
-    return fuzz.token_set_ratio(x.normalized, y.normalized)
+    """:data:`SCORER` over the two content keys, 0..100."""
+    if x.key == y.key:
+        return 100.0
+    return float(SCORER(x.key, y.key))
+
+
+def _residual(x: Analyzed, y: Analyzed, drop: frozenset[str] = frozenset()) -> float:
+    cx = " ".join(t for t in x.content if t not in drop)
+    cy = " ".join(t for t in y.content if t not in drop)
+    if not cx or not cy:
+        return 0.0
+    return float(fuzz.token_set_ratio(cx, cy))
+
+
+def _opcodes(x: Analyzed, y: Analyzed) -> list[tuple[str, int, int, int, int]]:
+    return SequenceMatcher(None, x.content, y.content, autojunk=False).get_opcodes()
+
+
+def _subject_differs(x: Analyzed, y: Analyzed, ops) -> bool:
+    """The statements start with different subjects: the first aligned block is a replacement at
+    the very start ("InventoryClient retries ..." / "PaymentClient retries ...")."""
+    if not ops:
+        return False
+    tag, i1, i2, j1, j2 = ops[0]
+    return tag == "replace" and i1 == 0 and j1 == 0
+
+
+def _definite(x: Analyzed) -> bool:
+    return bool(re.search(r"\b(?:is|are) (?:the|our|its) (?!same\b)", x.normalized))
+
+
+def _object_swap(x: Analyzed, y: Analyzed, ops, ux: list[str], uy: list[str]) -> str | None:
+    """Same subject and predicate, a different object: one differing block after a shared start,
+    holding the differing identifiers (or one differing word after a preposition/article), whose
+    predicate words agree, with a predicate that takes one object."""
+    diff = [op for op in ops if op[0] != "equal"]
+    if len(diff) != 1:
+        return None
+    tag, i1, i2, j1, j2 = diff[0]
+    if tag != "replace":
+        return None
+    bx, by = x.content[i1:i2], y.content[j1:j2]
+    shared_before = x.content[:i1]
+    if i1 == 0:
+        # subject swap: a conflict only for a definite description ("X is the entry point")
+        if ux and uy and _definite(x) and _definite(y) and i2 < len(x.content):
+            return f"different identifiers for the same role: {_display(x, ux)} vs {_display(y, uy)}"
+        return None
+    if any(tok in _MULTI_VALUED or tok[:6] in _MULTI_VALUED for tok in shared_before):
+        return None
+    sx, sy = set(ux), set(uy)
+    if sx and sy and sx <= set(bx) | set(x.names) and sy <= set(by) | set(y.names):
+        # the predicate words of the block (before its first identifier) must agree
+        def predicate(block):
+            out = []
+            for tok in block:
+                if tok in sx or tok in sy or tok in x.names or tok in y.names or tok == "#":
+                    break
+                out.append(tok)
+            return set(out)
+
+        px, py = predicate(bx), predicate(by)
+        if px <= py or py <= px:
+            return f"different object: {_display(x, ux)} vs {_display(y, uy)}"
+        return None
+    if len(bx) == 1 and len(by) == 1 and not (ux or uy) and bx[0] != "#" and by[0] != "#" \
+            and not bx[0].startswith("~") and x.prev[i1] in _DETERMINERS and y.prev[j1] in _DETERMINERS:
+        return f"different object: {bx[0]} vs {by[0]}"
+    if len(bx) == 1 and len(by) == 1 and (ux or uy) and x.prev[i1] in _DETERMINERS and y.prev[j1] in _DETERMINERS:
+        return f"different object: {bx[0]} vs {by[0]}"
+    return None
+
+
+def conflict_reason_analyzed(x: Analyzed, y: Analyzed) -> tuple[str, str] | None:
+    """``(severity, reason)`` when the two statements make incompatible claims about the same
+    subject, else None. ``high``: negation on one side only or opposite predicates, with the same
+    identifiers; ``medium``: a different object identifier for the same subject and predicate, or a
+    different number/version for the same quantity. Two kinds of difference at once (another
+    identifier *and* another number, say) mean another target: related, not a conflict."""
+    if not x.content or not y.content:
+        return None
+    ux, uy = _unmatched(x, y), _unmatched(y, x)
+    swapped = bool(ux and uy)
+    neg = x.negations != y.negations
+    opp = _opposite(x, y)
+    nums = _numbers_differ(x, y)
+    ops = _opcodes(x, y)
+    if _subject_differs(x, y, ops) and not swapped:
+        return None
+    if neg or opp:
+        if swapped or nums:
+            return None
+        if _residual(x, y) < CONFLICT_THRESHOLD:
+            return None
+        if neg:
+            side = "first" if x.negations > y.negations else "second"
+            return "high", f"negation on one side only (the {side} statement) about the same subject"
+        return "high", f"opposite predicates ({', '.join(sorted(set(opp)))}) about the same subject"
+    if swapped:
+        if nums:
+            return None
+        why = _object_swap(x, y, ops, ux, uy)
+        if why and _residual(x, y, frozenset(ux) | frozenset(uy)) >= CONFLICT_THRESHOLD:
+            return "medium", why
+        return None
+    if nums:
+        if _residual(x, y) >= NUMBER_CONFLICT_THRESHOLD and not _subject_differs(x, y, ops):
+            return "medium", f"different numbers for the same quantity: {', '.join(x.numbers)} vs {', '.join(y.numbers)}"
+        return None
+    why = _object_swap(x, y, ops, ux, uy)
+    if why and _residual(x, y) >= CONFLICT_THRESHOLD:
+        return "medium", why
+    return None
+
+
+def conflict_reason(a: str, b: str) -> tuple[str, str] | None:
+    """:func:`conflict_reason_analyzed` on two texts."""
+    return conflict_reason_analyzed(analyze(a), analyze(b))
 
 
 def judge_analyzed(x: Analyzed, y: Analyzed) -> PairJudgement:
+    """Classify a pair: ``conflict`` when :func:`conflict_reason_analyzed` finds one; else
+    ``duplicate`` when the score reaches :data:`DUPLICATE_THRESHOLD` and there is no
+    :func:`material_difference_analyzed`; else ``related`` when the score reaches
+    :data:`RELATED_THRESHOLD` or the two share an identifier; else ``unrelated``."""
+    if x.normalized == y.normalized:
+        return PairJudgement("duplicate", 100.0, ("same normalised text",))
     score = score_analyzed(x, y)
+    conflict = conflict_reason_analyzed(x, y)
+    if conflict:
+        return PairJudgement("conflict", score, (f"{conflict[0]}: {conflict[1]}",))
     diff = material_difference_analyzed(x, y)
-    shared = {i.casefold() for i in x.identifiers} & {i.casefold() for i in y.identifiers}
-    if diff and shared:
-        return PairJudgement("conflict", score, (diff,))
-    if score >= DUPLICATE_THRESHOLD and not diff:
+    if score >= DUPLICATE_THRESHOLD and diff is None:
         return PairJudgement("duplicate", score, ())
+    shared = {_id_key(i) for i in x.identifiers} & {_id_key(i) for i in y.identifiers}
     if score >= RELATED_THRESHOLD or shared:
         return PairJudgement("related", score, (diff,) if diff else ())
     return PairJudgement("unrelated", score, ())
 
 
 def judge_pair(a: str, b: str) -> PairJudgement:
+    """:func:`judge_analyzed` on two texts."""
     return judge_analyzed(analyze(a), analyze(b))
-
-
-def conflict_reason_analyzed(x: Analyzed, y: Analyzed) -> tuple[str, str] | None:
-    j = judge_analyzed(x, y)
-    if j.kind != "conflict":
-        return None
-    sev = "high" if "negation" in j.reasons[0] else "medium"
-    return sev, j.reasons[0]
-
-
-def conflict_reason(a: str, b: str) -> tuple[str, str] | None:
-    return conflict_reason_analyzed(analyze(a), analyze(b))

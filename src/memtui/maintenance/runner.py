@@ -16,7 +16,7 @@ from memtui.maintenance.jobs import JobResult
 from memtui.maintenance.repositories import list_repositories
 
 #: Jobs in the order they run.
-JOBS: tuple[str, ...] = ("revalidate", "expire")
+JOBS: tuple[str, ...] = ("revalidate", "expire", "dedupe", "conflicts", "compaction")
 
 
 class MaintenanceError(Exception):
@@ -46,6 +46,7 @@ def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run:
     say = progress or (lambda _m: None)
     jobs = [j for j in JOBS if only is None or j in only]
     repos = _select_repositories(engine, repo)
+    scope = None if repo is None else repos[0][0]
     results: list[JobResult] = []
     if "revalidate" in jobs:
         from memtui.maintenance.revalidation_job import run_revalidation
@@ -68,5 +69,20 @@ def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run:
         from memtui.maintenance.expire import run_expiry
 
         say("expiring")
-        results.append(run_expiry(engine, now, repository_id=None if repo is None else repos[0][0], dry_run=dry_run))
+        results.append(run_expiry(engine, now, repository_id=scope, dry_run=dry_run))
+    if "dedupe" in jobs:
+        from memtui.maintenance.dedupe import detect_duplicates
+
+        say("looking for near-duplicates")
+        results.append(detect_duplicates(engine, now, repository_id=scope, dry_run=dry_run))
+    if "conflicts" in jobs:
+        from memtui.maintenance.conflicts import detect_conflicts
+
+        say("looking for conflicts")
+        results.append(detect_conflicts(engine, now, repository_id=scope, dry_run=dry_run))
+    if "compaction" in jobs:
+        from memtui.maintenance.compaction import propose_compactions
+
+        say("proposing compactions")
+        results.append(propose_compactions(engine, now, repository_id=scope, dry_run=dry_run))
     return results

@@ -23,7 +23,8 @@ from memtui.maintenance.prune import load_pruning_policy, pruning_plan
 from memtui.store.models import Memory, Revalidation, StateHistory
 
 REPORT_FILES = ("memory-health-report.yaml", "memory-revalidation-report.yaml", "memory-conflicts.yaml",
-                "memory-pruning-plan.yaml", "memory-review-queue.yaml")
+                "memory-pruning-plan.yaml", "memory-review-queue.yaml", "memory-duplicates.yaml",
+                "memory-compaction-proposals.yaml")
 STALE_CODES = ("changed", "deleted", "unverifiable")
 
 
@@ -112,13 +113,24 @@ def revalidation_report(engine: Engine, now: datetime) -> dict[str, Any]:
 
 
 def conflicts_report(engine: Engine, now: datetime) -> dict[str, Any]:
-    """``memoryConflicts``: open conflicts (seed 000 §10.3); filled by conflict detection."""
-    try:
-        from memtui.maintenance.conflicts import conflict_records  # type: ignore[attr-defined]
-    except ImportError:
-        conflict_records = None
-    records = conflict_records(engine) if conflict_records else []
-    return {"generatedAt": iso(now), "memoryConflicts": records}
+    """``memoryConflicts``: conflict records (seed 000 §10.3), open ones first."""
+    from memtui.maintenance.conflicts import conflict_records
+
+    return {"generatedAt": iso(now), "memoryConflicts": conflict_records(engine)}
+
+
+def duplicates_report(engine: Engine, now: datetime) -> dict[str, Any]:
+    """``duplicateClusters``: proposed near-duplicate clusters with the canonical and the scores."""
+    from memtui.maintenance.dedupe import cluster_records
+
+    return {"generatedAt": iso(now), "duplicateClusters": cluster_records(engine)}
+
+
+def compaction_report(engine: Engine, now: datetime) -> dict[str, Any]:
+    """``compactionProposals``: proposed statements with their members and merged evidence."""
+    from memtui.maintenance.compaction import compaction_records
+
+    return {"generatedAt": iso(now), "compactionProposals": compaction_records(engine)}
 
 
 def pruning_report(engine: Engine, now: datetime, rules: PruningRules) -> dict[str, Any]:
@@ -163,7 +175,8 @@ def review_queue_report(engine: Engine, now: datetime) -> dict[str, Any]:
 
 def write_reports(engine: Engine, out_dir: Path | str, now: datetime, *, pruning_policy: Path | None = None,
                   progress: Callable[[str], None] | None = None) -> list[Path]:
-    """Write the five report files into ``out_dir`` (created if missing); returns their paths."""
+    """Write the report files (the five of seed 000 §26.2, plus duplicates and compaction proposals)
+    into ``out_dir`` (created if missing); returns their paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rules = load_pruning_policy(pruning_policy)
@@ -173,6 +186,8 @@ def write_reports(engine: Engine, out_dir: Path | str, now: datetime, *, pruning
         "memory-conflicts.yaml": lambda: conflicts_report(engine, now),
         "memory-pruning-plan.yaml": lambda: pruning_report(engine, now, rules),
         "memory-review-queue.yaml": lambda: review_queue_report(engine, now),
+        "memory-duplicates.yaml": lambda: duplicates_report(engine, now),
+        "memory-compaction-proposals.yaml": lambda: compaction_report(engine, now),
     }
     paths = []
     for name in REPORT_FILES:

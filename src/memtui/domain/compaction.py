@@ -1,0 +1,149 @@
+"""Compaction proposals (seed 000 §12): related narrow memories read better as one statement. Pure.
+
+Rules (§12.3, issue 4): only fresh, non-conflicting members of one repository; related means
+sharing a code identifier named in the statement, an evidence path or an evidence symbol; the
+proposal keeps every member's evidence; it is flagged when its scope is broader than a
+member's (then a lead must approve); compaction never includes a conflicting or stale member.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+#: Types that are never compacted (decisions keep their own record).
+NEVER_COMPACTED = frozenset({"architecture_decision", "evaluation_lesson", "task", "session"})
+COMPACTABLE_STATES = frozenset({"active", "approved", "candidate"})
+MIN_MEMBERS, MAX_MEMBERS = 2, 6
+_IDENT = re.compile(r"\b(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z]\w*|\w+\.\w+)\b")
+
+
+@dataclass(frozen=True)
+class CompactionCandidate:
+    """A memory as compaction sees it. ``anchors`` are the evidence paths and symbols it rests on."""
+
+    memory_id: str
+    type: str
+    state: str
+    statement: str
+    tenant_id: str
+    repository_id: str | None
+    module_path: str | None
+    anchors: frozenset[str] = frozenset()
+    stale: bool = False
+    conflicted: bool = False
+    in_duplicate_cluster: bool = False
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A proposed compaction: members (sorted), the statement, its scope, and why they belong together."""
+
+    proposal_id: str
+    members: tuple[str, ...]
+    statement: str
+    type: str
+    tenant_id: str
+    repository_id: str | None
+    module_path: str | None
+    shared: tuple[str, ...]
+    broadens_scope: bool
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def identifiers_of(statement: str) -> frozenset[str]:
+    """CamelCase and dotted code identifiers a statement names (``RuleRegistry``, ``OrderValidator.validate``),
+    with a dotted name also counted by its class part."""
+    out = set()
+    for m in _IDENT.findall(statement):
+        m = m.strip(".")
+        out.add(m)
+        if "." in m and m.split(".")[0][:1].isupper():
+            out.add(m.split(".")[0])
+    return frozenset(out)
+
+
+def _eligible(c: CompactionCandidate) -> bool:
+    return (c.state in COMPACTABLE_STATES and c.type not in NEVER_COMPACTED and not c.stale
+            and not c.conflicted and not c.in_duplicate_cluster and c.repository_id is not None)
+
+
+def _common_module(paths: list[str | None]) -> str | None:
+    if any(p is None for p in paths):
+        return None
+    parts = [p.split("/") for p in paths]  # type: ignore[union-attr]
+    common = []
+    for segs in zip(*parts):
+        if len(set(segs)) != 1:
+            break
+        common.append(segs[0])
+    return "/".join(common) or None
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split()).rstrip(".;")
+    return text
+
+
+def propose_statement(statements: list[str], shared: list[str]) -> str:
+    """A single statement from the members': ``"<Subject>: a; b; and c."`` — the reviewer edits it
+    before accepting when it should read better (a proposal, never applied without review)."""
+    parts = [_sentence(s) for s in statements]
+    subject = shared[0] if shared else "Related facts"
+    if len(parts) > 1:
+        first_word = parts[-1].split()[0] if parts[-1].split() else ""
+        if first_word[:1].isupper() and not identifiers_of(first_word) and not first_word.isupper():
+            parts[-1] = parts[-1][:1].lower() + parts[-1][1:]  # "New rules ..." -> "and new rules ..."
+        parts[-1] = "and " + parts[-1]
+    return f"{subject}: {'; '.join(parts)}."
+
+
+def propose(candidates: list[CompactionCandidate]) -> list[Proposal]:
+    """Group eligible candidates of one repository by shared anchors (identifiers, evidence paths
+    and symbols) into proposals of 2-6 members. Deterministic (sorted ids).
+
+    Grouping: memories are linked when they share a statement identifier or an evidence anchor;
+    a group is a connected component of eligible memories of one (tenant, repository, type family)
+    whose members all share at least one anchor with the group's most common anchor. Components
+    larger than MAX_MEMBERS are not proposed (too broad to be one statement).
+    """
+    eligible = sorted((c for c in candidates if _eligible(c)), key=lambda c: c.memory_id)
+    keys: dict[str, frozenset[str]] = {c.memory_id: identifiers_of(c.statement) | c.anchors for c in eligible}
+    by_id = {c.memory_id: c for c in eligible}
+    groups: dict[tuple[str, str | None], list[CompactionCandidate]] = {}
+    for c in eligible:
+        groups.setdefault((c.tenant_id, c.repository_id), []).append(c)
+    proposals: list[Proposal] = []
+    for (tenant, repo), members in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        # anchor -> members; every anchor shared by 2..MAX members seeds a group around it
+        index: dict[str, list[str]] = {}
+        for c in members:
+            for k in keys[c.memory_id]:
+                index.setdefault(k, []).append(c.memory_id)
+        seen: set[tuple[str, ...]] = set()
+        taken: set[str] = set()
+        # most specific first: anchors shared by fewer memories make tighter groups
+        for anchor, ids in sorted(index.items(), key=lambda kv: (len(kv[1]), kv[0])):
+            ids = sorted(set(ids) - taken)
+            if not (MIN_MEMBERS <= len(ids) <= MAX_MEMBERS):
+                continue
+            # a group needs a second tie: each member shares something with another beyond the anchor
+            # only when there are more than two members; two members sharing one anchor are related
+            group = tuple(ids)
+            if group in seen:
+                continue
+            seen.add(group)
+            types = {by_id[i].type for i in group}
+            mtype = types.pop() if len(types) == 1 else "code_fact"
+            modules = [by_id[i].module_path for i in group]
+            module = modules[0] if len(set(modules)) == 1 else _common_module(modules)
+            broadens = any(m != module for m in modules)
+            shared = sorted(set.intersection(*(set(keys[i]) for i in group)), key=lambda s: (not s[:1].isupper(), len(s), s))
+            statement = propose_statement([by_id[i].statement for i in group], [anchor] + [s for s in shared if s != anchor])
+            pid = "memcomp_" + hashlib.sha256("\x00".join(group).encode()).hexdigest()[:16]
+            notes = ("scope broadens: members have different module paths; a lead must approve",) if broadens else ()
+            proposals.append(Proposal(pid, group, statement, mtype, tenant, repo, module,
+                                      tuple(shared) or (anchor,), broadens, notes))
+            taken.update(group)
+    return sorted(proposals, key=lambda p: p.proposal_id)

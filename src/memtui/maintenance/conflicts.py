@@ -1,0 +1,136 @@
+"""The conflict job (issue 4; seed 000 §10): same scope, same subject, incompatible claims ⇒ a conflict
+record, and both memories excluded from default recall while it is open.
+
+Candidate pairs come from an inverted index on the code identifiers a statement names and the
+evidence paths it rests on, within one (tenant, repository) and overlapping module paths; each
+pair is judged by :func:`memtui.domain.statements.conflict_reason_analyzed`. A pair that has a
+conflict record already (open, resolved, or judged not a conflict) is never reopened.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from memtui.domain.statements import analyze, conflict_reason_analyzed
+from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, fail_job, finish_job, start_job
+from memtui.review.lifecycle import record_note
+from memtui.store.models import Evidence, Memory, MemoryConflict
+
+CONSIDERED_STATES = ("candidate", "approved", "active", "needs_review", "challenged")
+#: An anchor shared by more memories than this says nothing about a subject (a hub); it forms no pairs.
+MAX_ANCHOR_FANOUT = 200
+
+
+def conflict_id_for(a: str, b: str) -> str:
+    """Deterministic conflict id of a pair (order-independent)."""
+    x, y = sorted((a, b))
+    return "memconf_" + hashlib.sha256(f"{x}\x00{y}".encode()).hexdigest()[:16]
+
+
+def _modules_overlap(a: str | None, b: str | None) -> bool:
+    if a is None or b is None:
+        return True
+    a, b = a.rstrip("/") + "/", b.rstrip("/") + "/"
+    return a.startswith(b) or b.startswith(a)
+
+
+def _shared_module(a: str | None, b: str | None) -> str | None:
+    """The conflict's scope: the broader of two overlapping module paths (None: the whole repository)."""
+    if a is None or b is None:
+        return None
+    return a if len(a) <= len(b) else b
+
+
+def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None = None,
+                     dry_run: bool = False) -> JobResult:
+    """Find new conflicts among live and waiting memories and record them (one transaction).
+
+    Each new conflict: a :class:`MemoryConflict` row (status open, action
+    ``exclude_both_from_default_context``, the reason in words), both memories' ``conflict_state``
+    set to open, and a history note on each with the job id. Idempotent.
+    """
+    result = start_job(engine, "conflicts", repository_id=repository_id, dry_run=dry_run, clock=now)
+    try:
+        with Session(engine) as session, session.begin():
+            q = select(Memory).where(Memory.state.in_(CONSIDERED_STATES))
+            if repository_id is not None:
+                q = q.where(Memory.repository_id == repository_id)
+            memories = {m.memory_id: m for m in session.exec(q.order_by(Memory.memory_id))}
+            paths: dict[str, set[str]] = defaultdict(set)
+            for mid, path in session.exec(select(Evidence.memory_id, Evidence.path).where(Evidence.path.is_not(None))):
+                if mid in memories:
+                    paths[mid].add(path)
+            known = {tuple(sorted((a, b))) for a, b in session.exec(select(MemoryConflict.memory_a, MemoryConflict.memory_b))}
+            analyzed = {mid: analyze(m.statement) for mid, m in memories.items()}
+            index: dict[tuple, list[str]] = defaultdict(list)
+            for mid, m in memories.items():
+                scope = (m.tenant_id, m.repository_id)
+                for ident in analyzed[mid].identifiers:
+                    index[scope + ("id", ident.casefold())].append(mid)
+                for p in paths[mid]:
+                    index[scope + ("path", p)].append(mid)
+            pairs: set[tuple[str, str]] = set()
+            for ids in index.values():
+                if len(ids) < 2 or len(ids) > MAX_ANCHOR_FANOUT:
+                    continue
+                ids = sorted(set(ids))
+                for i, a in enumerate(ids):
+                    for b in ids[i + 1:]:
+                        pairs.add((a, b))
+            result.selected = len(memories)
+            found: list[dict[str, Any]] = []
+            for a, b in sorted(pairs):
+                if (a, b) in known:
+                    continue
+                ma, mb = memories[a], memories[b]
+                if not _modules_overlap(ma.module_path, mb.module_path):
+                    continue
+                verdict = conflict_reason_analyzed(analyzed[a], analyzed[b])
+                if verdict is None:
+                    continue
+                severity, reason = verdict
+                cid = conflict_id_for(a, b)
+                found.append({"conflictId": cid, "memories": [a, b], "severity": severity, "reason": reason})
+                if dry_run:
+                    continue
+                session.add(MemoryConflict(
+                    conflict_id=cid, severity=severity, tenant_id=ma.tenant_id, repository_id=ma.repository_id,
+                    module_path=_shared_module(ma.module_path, mb.module_path),
+                    memory_a=a, memory_b=b, status="open", reason=reason, job_id=result.job_id, created_at=now))
+                for m, other in ((ma, b), (mb, a)):
+                    m.conflict_state = "open"
+                    session.add(m)
+                    record_note(session, m, MAINTENANCE_ACTOR, f"conflict {cid} opened with {other}: {reason}",
+                                job_id=result.job_id)
+            result.changes = found
+            result.updated = len(found)
+            result.summary = {"pairsChecked": len(pairs), "newConflicts": len(found)}
+            if dry_run:
+                session.rollback()
+                with Session(engine) as s2, s2.begin():
+                    finish_job(s2, result)
+            else:
+                finish_job(session, result)
+    except Exception as exc:
+        fail_job(engine, result, str(exc))
+        raise
+    return result
+
+
+def conflict_records(engine: Engine) -> list[dict[str, Any]]:
+    """Every conflict record in the design's shape (seed 000 §10.3), open ones first, then by id."""
+    with Session(engine) as session:
+        rows = list(session.exec(select(MemoryConflict)))
+    rows.sort(key=lambda c: (c.status != "open", c.conflict_id))
+    return [{
+        "conflictId": c.conflict_id, "severity": c.severity,
+        "scope": {"tenantId": c.tenant_id, "repositoryId": c.repository_id, "modulePath": c.module_path},
+        "memories": [c.memory_a, c.memory_b], "status": c.status, "action": c.action, "reason": c.reason,
+        **({"resolution": c.resolution, "resolvedBy": c.resolved_by} if c.resolution else {}),
+    } for c in rows]

@@ -1,0 +1,430 @@
+"""Decisions on several memories at once (issue 4): merging a duplicate cluster, resolving a
+conflict, accepting or rejecting a compaction proposal — and undoing any of them.
+
+Each decision is ONE transaction: the state changes (through the lifecycle function), the
+evidence and text changes (each with a history event, grouped by ``decision_id``), the
+proposal's status, and a :class:`ReviewDecision` row holding what undo must restore. Undo
+writes compensating events; nothing is deleted but the evidence copies the decision added.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from memtui.clock import iso, new_event_id, utcnow
+from memtui.domain.invariants import Actor, LifecycleError
+from memtui.domain.states import is_allowed
+from memtui.review.lifecycle import create_memory, load_evidence, record_note, transition
+from memtui.store.models import (
+    CompactionProposal,
+    DuplicateCluster,
+    Evidence,
+    Memory,
+    MemoryConflict,
+    NotDuplicatePair,
+    ReviewDecision,
+    StateHistory,
+)
+
+CONFLICT_ACTIONS = ("keep_a", "keep_b", "neither", "not_a_conflict", "narrow")
+_EVIDENCE_KEY = ("type", "path", "commit_sha", "line_start", "line_end", "symbol", "target", "ref")
+_COPY_FIELDS = ("type", "repository_id", "path", "commit_sha", "line_start", "line_end", "symbol", "target",
+                "ref", "span_hash", "excerpt", "status", "current_path", "current_line_start", "current_line_end",
+                "current_commit", "reason_code", "status_reason")
+
+
+class ResolveError(LifecycleError):
+    """A multi-memory decision that cannot be made (unknown or already decided proposal, bad choice)."""
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    """What a decision did: its id, kind, action and the memories whose state changed (id -> (from, to))."""
+
+    decision_id: str
+    kind: str
+    action: str
+    changes: dict[str, tuple[str, str]]
+    new_memory_id: str | None = None
+
+
+def _ev_key(e: Evidence) -> tuple:
+    return tuple(getattr(e, f) for f in _EVIDENCE_KEY)
+
+
+def _copy_evidence(session: Session, into: Memory, sources: list[Evidence], start: int) -> list[int]:
+    """Copy evidence rows onto ``into`` (skipping ones it already has); returns the new rows' ids."""
+    have = {_ev_key(e) for e in load_evidence(session, into.memory_id)}
+    added = []
+    for n, e in enumerate(sources):
+        if _ev_key(e) in have:
+            continue
+        have.add(_ev_key(e))
+        row = Evidence(memory_id=into.memory_id, ordinal=start + n, **{f: getattr(e, f) for f in _COPY_FIELDS})
+        session.add(row)
+        session.flush()
+        added.append(row.evidence_id)
+    return added
+
+
+def _retire_state(m: Memory) -> str:
+    """The state a memory judged wrong goes to: a candidate is rejected, anything in use invalidated."""
+    return "rejected" if m.state == "candidate" else "invalidated"
+
+
+def _get(session: Session, model, key: str, what: str):
+    row = session.get(model, key)
+    if row is None:
+        raise ResolveError(f"no {what} {key!r} in the store")
+    return row
+
+
+def _memory(session: Session, memory_id: str) -> Memory:
+    return _get(session, Memory, memory_id, "memory")
+
+
+def _decision(session: Session, kind: str, subject: str, action: str, actor: Actor, payload: dict) -> ReviewDecision:
+    d = ReviewDecision(decision_id=new_event_id("dec"), kind=kind, subject_id=subject, action=action,
+                       actor_id=actor.id, payload=payload, created_at=utcnow())
+    session.add(d)
+    return d
+
+
+def _refresh_conflict_state(session: Session, memory: Memory) -> None:
+    """A memory's conflict flag: open while any conflict naming it is open, else resolved (or none)."""
+    rows = session.exec(select(MemoryConflict.status).where(
+        (MemoryConflict.memory_a == memory.memory_id) | (MemoryConflict.memory_b == memory.memory_id))).all()
+    memory.conflict_state = "open" if "open" in rows else ("resolved" if "resolved" in rows else "none")
+    session.add(memory)
+
+
+class ResolveService:
+    """Merge clusters, resolve conflicts, accept or reject compaction proposals, undo any of them."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    # ---- duplicates ----------------------------------------------------------------------
+    def merge(self, cluster_id: str, actor: Actor, *, canonical_id: str | None = None,
+              canonical_text: str | None = None) -> DecisionResult:
+        """Merge a duplicate cluster into its canonical member (or ``canonical_id``), optionally with
+        edited text. The canonical keeps the union of the members' evidence, tags, the highest
+        confidence and the latest use; the others become ``superseded`` with ``supersededBy``
+        (seed 000 §11.3-11.4). Raises ResolveError, TransitionRefused, InvariantViolation."""
+        with Session(self.engine) as session, session.begin():
+            cluster = _get(session, DuplicateCluster, cluster_id, "duplicate cluster")
+            if cluster.status != "open":
+                raise ResolveError(f"cluster {cluster_id} is {cluster.status}, not open")
+            canonical_id = canonical_id or cluster.canonical_id
+            if canonical_id not in cluster.members:
+                raise ResolveError(f"{canonical_id} is not a member of cluster {cluster_id}")
+            canon = _memory(session, canonical_id)
+            others = [_memory(session, m) for m in cluster.members if m != canonical_id]
+            if canonical_text is not None and not canonical_text.strip():
+                raise ResolveError("the canonical text cannot be empty")
+            decision = _decision(session, "merge", cluster_id, "merge", actor, {})
+            payload: dict[str, Any] = {
+                "canonical": canonical_id, "statement": canon.statement, "confidence": canon.confidence,
+                "tags": list(canon.tags or []), "lastUsedAt": iso(canon.last_used_at), "addedEvidence": [],
+            }
+            changes = {}
+            next_ordinal = len(load_evidence(session, canonical_id))
+            for o in others:
+                added = _copy_evidence(session, canon, load_evidence(session, o.memory_id), next_ordinal)
+                next_ordinal += len(added)
+                payload["addedEvidence"] += added
+                canon.confidence = max(canon.confidence, o.confidence)
+                canon.tags = sorted(set(canon.tags or []) | set(o.tags or []))
+                if o.last_used_at and (canon.last_used_at is None or o.last_used_at > canon.last_used_at):
+                    canon.last_used_at = o.last_used_at
+            if canonical_text is not None and canonical_text != canon.statement:
+                canon.statement = canonical_text
+            session.add(canon)
+            record_note(session, canon, actor, f"merged cluster {cluster_id}: kept as canonical of "
+                        f"{', '.join(o.memory_id for o in others)}"
+                        + (" with edited text" if canonical_text and canonical_text != payload["statement"] else ""),
+                        decision_id=decision.decision_id)
+            for o in others:
+                before = o.state
+                transition(session, o, "superseded", actor, reason=f"merged into {canonical_id} (cluster {cluster_id})",
+                           decision_id=decision.decision_id)
+                o.superseded_by = canonical_id
+                session.add(o)
+                changes[o.memory_id] = (before, "superseded")
+            cluster.status, cluster.decided_at = "merged", utcnow()
+            session.add(cluster)
+            decision.payload = payload
+            return DecisionResult(decision.decision_id, "merge", "merge", changes)
+
+    def not_duplicates(self, cluster_id: str, actor: Actor) -> DecisionResult:
+        """Dismiss a cluster: every pair of its members is remembered as not duplicates (never proposed again)."""
+        with Session(self.engine) as session, session.begin():
+            cluster = _get(session, DuplicateCluster, cluster_id, "duplicate cluster")
+            if cluster.status != "open":
+                raise ResolveError(f"cluster {cluster_id} is {cluster.status}, not open")
+            decision = _decision(session, "not_duplicates", cluster_id, "not_duplicates", actor, {})
+            pairs = []
+            members = sorted(cluster.members)
+            for i, a in enumerate(members):
+                for b in members[i + 1:]:
+                    if session.get(NotDuplicatePair, (a, b)) is None:
+                        session.add(NotDuplicatePair(memory_a=a, memory_b=b, actor_id=actor.id,
+                                                     decision_id=decision.decision_id, created_at=utcnow()))
+                        pairs.append([a, b])
+            for mid in members:
+                record_note(session, _memory(session, mid), actor, f"cluster {cluster_id}: not duplicates",
+                            decision_id=decision.decision_id)
+            cluster.status, cluster.decided_at = "dismissed", utcnow()
+            session.add(cluster)
+            decision.payload = {"pairs": pairs}
+            return DecisionResult(decision.decision_id, "not_duplicates", "not_duplicates", {})
+
+    # ---- conflicts -----------------------------------------------------------------------
+    def resolve_conflict(self, conflict_id: str, action: str, actor: Actor, *, supersede: bool = False,
+                         scopes: dict[str, dict[str, Any]] | None = None) -> DecisionResult:
+        """Resolve a conflict: ``keep_a`` (B invalidated, or superseded by A with ``supersede``),
+        ``keep_b``, ``neither`` (both invalidated), ``not_a_conflict`` (remembered; never reopened),
+        or ``narrow`` (both stay valid; ``scopes`` maps memory id -> {modulePath, appliesTo,
+        doesNotApplyTo} to narrow each). Raises ResolveError and lifecycle errors."""
+        if action not in CONFLICT_ACTIONS:
+            raise ResolveError(f"unknown resolution {action!r}; use one of {', '.join(CONFLICT_ACTIONS)}")
+        with Session(self.engine) as session, session.begin():
+            conflict = _get(session, MemoryConflict, conflict_id, "conflict")
+            if conflict.status != "open":
+                raise ResolveError(f"conflict {conflict_id} is {conflict.status}, not open")
+            a, b = _memory(session, conflict.memory_a), _memory(session, conflict.memory_b)
+            decision = _decision(session, "conflict", conflict_id, action, actor, {})
+            payload: dict[str, Any] = {"conflictState": {a.memory_id: a.conflict_state, b.memory_id: b.conflict_state},
+                                       "scopes": {}, "supersededBy": {}}
+            changes: dict[str, tuple[str, str]] = {}
+            losers = {"keep_a": [b], "keep_b": [a], "neither": [a, b]}.get(action, [])
+            winner = {"keep_a": a, "keep_b": b}.get(action)
+            conflict.status = "not_a_conflict" if action == "not_a_conflict" else "resolved"
+            conflict.resolution, conflict.resolved_by, conflict.resolved_at = action, actor.id, utcnow()
+            session.add(conflict)
+            session.flush()
+            for m in (a, b):
+                _refresh_conflict_state(session, m)
+            session.flush()
+            why = f"conflict {conflict_id} resolved: {action.replace('_', ' ')}"
+            for loser in losers:
+                before = loser.state
+                to = "superseded" if supersede and winner is not None and is_allowed(before, "superseded") \
+                    else _retire_state(loser)
+                transition(session, loser, to, actor, reason=why, decision_id=decision.decision_id)
+                if to == "superseded":
+                    payload["supersededBy"][loser.memory_id] = loser.superseded_by
+                    loser.superseded_by = winner.memory_id
+                    session.add(loser)
+                changes[loser.memory_id] = (before, to)
+            if action == "narrow":
+                scopes = scopes or {}
+                if not scopes:
+                    raise ResolveError("narrow needs the narrower scope of at least one memory")
+                for m in (a, b):
+                    new = scopes.get(m.memory_id)
+                    if not new:
+                        continue
+                    payload["scopes"][m.memory_id] = {"modulePath": m.module_path, "appliesTo": list(m.applies_to or []),
+                                                      "doesNotApplyTo": list(m.does_not_apply_to or [])}
+                    if "modulePath" in new:
+                        m.module_path = new["modulePath"] or None
+                    if "appliesTo" in new:
+                        m.applies_to = list(new["appliesTo"])
+                    if "doesNotApplyTo" in new:
+                        m.does_not_apply_to = list(new["doesNotApplyTo"])
+                    session.add(m)
+            for m in (a, b):
+                if m.memory_id not in changes:
+                    record_note(session, m, actor, why + (" (scope narrowed)" if m.memory_id in payload["scopes"] else ""),
+                                decision_id=decision.decision_id)
+            decision.payload = payload
+            return DecisionResult(decision.decision_id, "conflict", action, changes)
+
+    # ---- compaction ----------------------------------------------------------------------
+    def accept_compaction(self, proposal_id: str, actor: Actor, *, statement: str | None = None,
+                          keep: list[str] | None = None, activate: bool = True) -> DecisionResult:
+        """Accept a compaction proposal: a new memory with the (edited) statement and the union of
+        the members' evidence; members are superseded by it except those in ``keep`` (narrower ones
+        still useful). The new memory becomes active when ``activate`` and the invariants allow
+        (a broadened scope needs a lead), else it stays a candidate. Raises ResolveError and
+        lifecycle errors."""
+        with Session(self.engine) as session, session.begin():
+            proposal = _get(session, CompactionProposal, proposal_id, "compaction proposal")
+            if proposal.status != "open":
+                raise ResolveError(f"proposal {proposal_id} is {proposal.status}, not open")
+            if proposal.broadens_scope and actor.role != "lead":
+                raise ResolveError(f"proposal {proposal_id} broadens the scope of its members; a lead must accept it")
+            text = (statement if statement is not None else proposal.proposed_statement).strip()
+            if not text:
+                raise ResolveError("the compacted statement cannot be empty")
+            members = [_memory(session, m) for m in proposal.members]
+            for m in members:
+                if m.conflict_state == "open":
+                    raise ResolveError(f"{m.memory_id} is in an open conflict; compaction never includes it")
+            keep = set(keep or [])
+            decision = _decision(session, "compaction", proposal_id, "accept", actor, {})
+            new_id = "mem_compact_" + hashlib.sha256(proposal_id.encode()).hexdigest()[:12]
+            if session.get(Memory, new_id) is not None:
+                new_id += "_" + decision.decision_id[-6:]
+            now = utcnow()
+            new = Memory(memory_id=new_id, logical_memory_id=new_id, type=proposal.proposed_type, statement=text,
+                         tenant_id=proposal.tenant_id, repository_id=proposal.repository_id,
+                         module_path=proposal.module_path, state="candidate",
+                         confidence=max(m.confidence for m in members), review_state="pending", origin="human",
+                         proposer_type="compaction", proposer_id=proposal_id,
+                         tags=sorted({t for m in members for t in (m.tags or [])}),
+                         invalidation_policy=[p for m in members for p in (m.invalidation_policy or [])],
+                         created_at=now)
+            evidence: list[Evidence] = []
+            seen: set[tuple] = set()
+            for m in members:
+                for e in load_evidence(session, m.memory_id):
+                    if _ev_key(e) in seen:
+                        continue
+                    seen.add(_ev_key(e))
+                    evidence.append(Evidence(memory_id=new_id, ordinal=len(evidence),
+                                             **{f: getattr(e, f) for f in _COPY_FIELDS}))
+            create_memory(session, new, evidence, actor, reason=f"compaction {proposal_id} accepted: "
+                          f"{', '.join(proposal.members)}")
+            for ev in session.exec(select(StateHistory).where(StateHistory.memory_id == new_id)):
+                ev.decision_id = decision.decision_id
+                session.add(ev)
+            changes: dict[str, tuple[str, str]] = {}
+            if activate:
+                transition(session, new, "active", actor, reason=f"compaction {proposal_id} accepted",
+                           review_state="approved", decision_id=decision.decision_id)
+                changes[new_id] = ("candidate", "active")
+            for m in members:
+                if m.memory_id in keep:
+                    record_note(session, m, actor, f"kept beside compaction {new_id}", decision_id=decision.decision_id)
+                    continue
+                before = m.state
+                transition(session, m, "superseded", actor, reason=f"compacted into {new_id} ({proposal_id})",
+                           decision_id=decision.decision_id)
+                m.superseded_by = new_id
+                session.add(m)
+                changes[m.memory_id] = (before, "superseded")
+            proposal.status, proposal.new_memory_id = "accepted", new_id
+            proposal.decided_at, proposal.decided_by = now, actor.id
+            session.add(proposal)
+            decision.payload = {"newMemory": new_id, "statement": text}
+            return DecisionResult(decision.decision_id, "compaction", "accept", changes, new_id)
+
+    def reject_compaction(self, proposal_id: str, actor: Actor) -> DecisionResult:
+        """Reject a compaction proposal; its members stay as they are and it is not proposed again."""
+        with Session(self.engine) as session, session.begin():
+            proposal = _get(session, CompactionProposal, proposal_id, "compaction proposal")
+            if proposal.status != "open":
+                raise ResolveError(f"proposal {proposal_id} is {proposal.status}, not open")
+            decision = _decision(session, "compaction", proposal_id, "reject", actor, {})
+            for mid in proposal.members:
+                record_note(session, _memory(session, mid), actor, f"compaction {proposal_id} rejected",
+                            decision_id=decision.decision_id)
+            proposal.status, proposal.decided_at, proposal.decided_by = "rejected", utcnow(), actor.id
+            session.add(proposal)
+            return DecisionResult(decision.decision_id, "compaction", "reject", {})
+
+    # ---- undo ----------------------------------------------------------------------------
+    def undo(self, decision_id: str, actor: Actor) -> DecisionResult:
+        """Undo a multi-memory decision with compensating events, restoring what it changed.
+
+        Refused when any memory it touched has changed since (a later event), when it was
+        already undone, or when someone other than its author (or a lead) asks."""
+        with Session(self.engine) as session, session.begin():
+            d = _get(session, ReviewDecision, decision_id, "decision")
+            if d.undone_by:
+                raise ResolveError(f"{decision_id} was already undone by {d.undone_by}")
+            if d.actor_id != actor.id and actor.role != "lead":
+                raise ResolveError(f"{decision_id} was made by {d.actor_id}; only they or a lead can undo it")
+            events = list(session.exec(select(StateHistory).where(StateHistory.decision_id == decision_id)
+                                       .order_by(StateHistory.event_id)))
+            touched = {e.memory_id for e in events}
+            last = max((e.event_id for e in events), default="")
+            for mid in sorted(touched):
+                newer = session.exec(select(StateHistory.event_id).where(
+                    StateHistory.memory_id == mid, StateHistory.event_id > last,
+                    StateHistory.decision_id.is_(None) | (StateHistory.decision_id != decision_id))).first()
+                if newer:
+                    raise ResolveError(f"{mid} has changed since {decision_id} (by {newer}); it cannot be undone")
+            undo_id = new_event_id("dec")
+            changes: dict[str, tuple[str, str]] = {}
+            p = d.payload or {}
+            # state changes back, newest first
+            for e in reversed(events):
+                m = _memory(session, e.memory_id)
+                if e.from_state is None:  # a memory the decision created: archived, never deleted
+                    transition(session, m, "archived", actor, reason=f"undo of {decision_id}: created by it",
+                               compensates=e.event_id, decision_id=undo_id)
+                    changes[m.memory_id] = (e.to_state, "archived")
+                elif e.from_state != e.to_state and m.state == e.to_state:
+                    transition(session, m, e.from_state, actor, reason=f"undo of {decision_id} ({e.reason})",
+                               compensates=e.event_id, review_state=e.review_state_before, decision_id=undo_id)
+                    changes[m.memory_id] = (e.to_state, e.from_state)
+                else:
+                    record_note(session, m, actor, f"undo of {decision_id} ({e.reason})", compensates=e.event_id,
+                                decision_id=undo_id)
+            if d.kind == "merge":
+                canon = _memory(session, p["canonical"])
+                canon.statement, canon.confidence, canon.tags = p["statement"], p["confidence"], p["tags"]
+                from memtui.clock import parse_time
+
+                canon.last_used_at = parse_time(p["lastUsedAt"]) if p.get("lastUsedAt") else None
+                for eid in p.get("addedEvidence", []):
+                    row = session.get(Evidence, eid)
+                    if row is not None:
+                        session.delete(row)  # the copies this merge added; the originals stay on their memories
+                for mid in touched:
+                    m = _memory(session, mid)
+                    if m.superseded_by == canon.memory_id and m.state != "superseded":
+                        m.superseded_by = None
+                        session.add(m)
+                session.add(canon)
+                cluster = session.get(DuplicateCluster, d.subject_id)
+                if cluster:
+                    cluster.status, cluster.decided_at = "open", None
+                    session.add(cluster)
+            elif d.kind == "not_duplicates":
+                for a, b in p.get("pairs", []):
+                    row = session.get(NotDuplicatePair, (a, b))
+                    if row is not None:
+                        session.delete(row)
+                cluster = session.get(DuplicateCluster, d.subject_id)
+                if cluster:
+                    cluster.status, cluster.decided_at = "open", None
+                    session.add(cluster)
+            elif d.kind == "conflict":
+                conflict = session.get(MemoryConflict, d.subject_id)
+                conflict.status, conflict.resolution, conflict.resolved_by, conflict.resolved_at = "open", None, None, None
+                session.add(conflict)
+                for mid, scope in p.get("scopes", {}).items():
+                    m = _memory(session, mid)
+                    m.module_path, m.applies_to, m.does_not_apply_to = (
+                        scope["modulePath"], scope["appliesTo"], scope["doesNotApplyTo"])
+                    session.add(m)
+                for mid, prev in p.get("supersededBy", {}).items():
+                    m = _memory(session, mid)
+                    m.superseded_by = prev
+                    session.add(m)
+                session.flush()
+                for mid in (conflict.memory_a, conflict.memory_b):
+                    _refresh_conflict_state(session, _memory(session, mid))
+            elif d.kind == "compaction":
+                proposal = session.get(CompactionProposal, d.subject_id)
+                for mid in proposal.members:
+                    m = _memory(session, mid)
+                    if m.state != "superseded" and m.superseded_by == p.get("newMemory"):
+                        m.superseded_by = None
+                        session.add(m)
+                proposal.status, proposal.decided_at, proposal.decided_by = "open", None, None
+                session.add(proposal)
+            d.undone_by = undo_id
+            session.add(d)
+            session.add(ReviewDecision(decision_id=undo_id, kind="undo", subject_id=decision_id, action="undo",
+                                       actor_id=actor.id, payload={}, created_at=utcnow()))
+            return DecisionResult(undo_id, "undo", d.kind, changes)
