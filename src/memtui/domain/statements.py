@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -110,19 +111,21 @@ def identifiers(text: str) -> frozenset[str]:
             out.add(tok)
     plain = _BACKTICK.sub(" ", text)
     for rx in (_DOTTED, _CAMEL, _SNAKE, _ACRONYM):
+        hits = []
         for m in rx.finditer(plain):
             tok = _clean_identifier(m.group(0))
             if not tok or tok.casefold() in _ABBREV or not any(c.isalpha() for c in tok):
                 continue
-            if rx is _DOTTED and "." not in tok and "/" not in tok and ":" not in tok:
-                continue
-            if rx is _DOTTED and re.fullmatch(r"v?\d+(?:\.\d+)*", tok):
+            if rx is _DOTTED and (re.fullmatch(r"v?\d+(?:\.\d+)*", tok) or not re.search(r"[./:]", tok)):
                 continue
             out.add(tok)
-    # a dotted name also covers its CamelCase parts: drop parts found only inside a dotted name
-    dotted = [t for t in out if "." in t or "/" in t]
-    if dotted:
-        out = {t for t in out if not any(t != d and t in re.split(r"[./:]", d) for d in dotted)}
+            hits.append(m.span())
+        if rx is _DOTTED and hits:
+            # mask dotted names so their parts are not found again (OrderValidator.validate)
+            chars = list(plain)
+            for a, b in hits:
+                chars[a:b] = " " * (b - a)
+            plain = "".join(chars)
     return frozenset(out)
 
 
@@ -230,7 +233,7 @@ _SYNONYMS = {
     "registry": "register", "registration": "register", "registered": "register", "add": "register",
     "added": "register", "adds": "register", "adding": "register", "configure": "register",
     "configured": "register", "configures": "register", "declare": "register", "declared": "register",
-    "define": "register", "defined": "register", "defines": "register",
+    "define": "locate", "defined": "locate", "defines": "locate",
     "live": "locate", "lives": "locate", "located": "locate", "reside": "locate", "resides": "locate",
     "sit": "locate", "sits": "locate", "hold": "locate", "holds": "locate", "contain": "locate",
     "contains": "locate", "kept": "locate", "keep": "locate", "keeps": "locate", "store": "locate",
@@ -305,7 +308,7 @@ _polar("commit", "commit commits committed", "rollback rollbacks")
 _NEGATIVE_PREFIXES = ("non", "un", "in", "im", "dis")
 _ON_OFF = re.compile(r"\b(turn(?:s|ed)?|switch(?:es|ed)?|toggle[sd]?|set|is|are)\s+(on|off)\b(?!\s+and\s+o)", re.I)
 _MULTI_VALUED = frozenset({"call", "import", "depend", "review", "maintain", "own", "administer",
-                           "publish", "subscrib", "emit", "read", "test", "support", "expos", "log",
+                           "publish", "subscrib", "emit", "read", "support", "expos", "log",
                            "mention", "link", "wrap", "handl", "consum"})
 _DETERMINERS = frozenset({"the", "a", "an", "with", "to", "in", "on", "through", "by", "from", "via",
                           "into", "as", "of", "per", "for", "using", "at", "its", "their"})
@@ -370,7 +373,8 @@ class Analyzed:
     before it; ``names``: lower-cased identifiers plus capitalised words inside a sentence and words
     with digits (``Redis``, ``argon2``) -- things a statement can be "about"; ``polar``: the
     (axis, pole) pairs of opposite-predicate words; ``words``: the set of content words and
-    identifier words, for matching an identifier written out in prose."""
+    identifier words, for matching an identifier written out in prose; ``surface``: (name, as
+    written) pairs for the reasons."""
 
     text: str
     normalized: str
@@ -386,6 +390,7 @@ class Analyzed:
     names: frozenset[str]
     polar: frozenset[tuple[str, int]]
     words: frozenset[str]
+    surface: tuple[tuple[str, str], ...] = ()
 
 
 def _id_key(tok: str) -> str:
@@ -406,6 +411,7 @@ def analyze(text: str) -> Analyzed:
     prev: list[str] = []
     key_words: list[str] = []
     names: set[str] = set(id_keys)
+    surface: dict[str, str] = dict(id_keys)
     polar: set[tuple[str, int]] = set()
     words: set[str] = set()
     last_raw = ""
@@ -498,9 +504,15 @@ def analyze(text: str) -> Analyzed:
             if w.endswith("ly") and len(w) > 4:
                 last_raw = w
                 continue
+            if w.isdigit():
+                content.append("#")
+                prev.append(last_raw)
+                last_raw, after_number = w, True
+                continue
             s = _stem(w)
             if cap or any(c.isdigit() for c in w):
-                names.add(w)
+                names.add(s)
+                surface.setdefault(s, part)
             content.append(s)
             prev.append(last_raw)
             key_words.append(s)
@@ -524,6 +536,7 @@ def analyze(text: str) -> Analyzed:
         names=frozenset(names),
         polar=frozenset(polar),
         words=frozenset(words),
+        surface=tuple(sorted(surface.items())),
     )
 
 
@@ -543,33 +556,28 @@ class PairJudgement:
 
 def _matched(name: str, x: Analyzed, y: Analyzed) -> bool:
     """Is ``name`` (a lower-cased identifier or name of ``x``) also what ``y`` talks about?
-    Same key, a dotted parent/child (``OrderValidator`` / ``OrderValidator.validate``), or -- unless
-    ``y`` names a longer identifier containing it (``RuleRegistryTest``) -- its words written out in
-    ``y``'s prose (``RuleRegistry`` / "the registry for rules")."""
+    Same key; a dotted parent/child or path suffix (``OrderValidator`` / ``OrderValidator.validate``,
+    ``conftest.py`` / ``tests/conftest.py``); or -- unless ``y`` names a longer identifier containing
+    it (``RuleRegistryTest``) -- its words written out in ``y``'s prose (``RuleRegistry`` / "the
+    registry for rules")."""
     if name in y.names or name in y.words:
         return True
     for other in y.names:
         if other.startswith(name + ".") or name.startswith(other + ".") or other.endswith("/" + name) \
                 or name.endswith("/" + other):
             return True
-    if any(name in other for other in y.names if other != name):
+    if any(name in other for other in y.names):
         return False
-    parts = _identifier_words(name) if name in x.names else ()
-    if len(parts) >= 2 and all(p in y.words for p in parts):
-        # an identifier whose words appear in the other statement's prose
-        return not any(
-            o not in x.names and any(p in _identifier_words(o) for p in parts) and len(o) > 3
-            for o in y.names if o not in y.words
-        ) or True
-    return False
+    parts = _identifier_words(name)
+    return len(parts) >= 2 and all(p in y.words for p in parts)
 
 
 def _unmatched(x: Analyzed, y: Analyzed) -> list[str]:
     return sorted(n for n in x.names if not _matched(n, x, y))
 
 
-def _display(x: Analyzed, names: list[str]) -> str:
-    by_key = {_id_key(i): i for i in x.identifiers}
+def _display(x: Analyzed, names) -> str:
+    by_key = dict(x.surface)
     return ", ".join(by_key.get(n, n) for n in names)
 
 
@@ -593,7 +601,12 @@ def _opposite(x: Analyzed, y: Analyzed) -> list[str]:
 
 
 def _numbers_differ(x: Analyzed, y: Analyzed) -> bool:
-    return bool(x.numbers) and bool(y.numbers) and sorted(x.numbers) != sorted(y.numbers)
+    """Both name numbers and neither's numbers are all among the other's (an extra number on one
+    side is more detail, not a different value)."""
+    if not x.numbers or not y.numbers:
+        return False
+    cx, cy = Counter(x.numbers), Counter(y.numbers)
+    return bool(cx - cy) and bool(cy - cx)
 
 
 def material_difference_analyzed(x: Analyzed, y: Analyzed) -> str | None:
@@ -612,8 +625,9 @@ def material_difference_analyzed(x: Analyzed, y: Analyzed) -> str | None:
         return f"different identifiers: {_display(x, ux)} vs {_display(y, uy)}"
     if _numbers_differ(x, y):
         return f"different numbers: {', '.join(x.numbers)} vs {', '.join(y.numbers)}"
-    if bool(x.numbers) != bool(y.numbers):
-        return f"a number on one side only: {', '.join(x.numbers or y.numbers)}"
+    if Counter(x.numbers) != Counter(y.numbers):
+        extra = (Counter(x.numbers) - Counter(y.numbers)) + (Counter(y.numbers) - Counter(x.numbers))
+        return f"a number on one side only: {', '.join(sorted(extra.elements()))}"
     return None
 
 
@@ -655,44 +669,48 @@ def _definite(x: Analyzed) -> bool:
 
 
 def _object_swap(x: Analyzed, y: Analyzed, ops, ux: list[str], uy: list[str]) -> str | None:
-    """Same subject and predicate, a different object: one differing block after a shared start,
-    holding the differing identifiers (or one differing word after a preposition/article), whose
-    predicate words agree, with a predicate that takes one object."""
+    """Same subject and predicate, a different object: after a shared start, the differing region
+    (first to last differing aligned token) holds the identifiers that differ, and the predicate
+    words in front of them agree (one side's are a subset of the other's: "registered through X" /
+    "registered centrally through Y"); or a single differing word after an article or preposition
+    ("hashed with argon2" / "hashed with bcrypt"). Not for predicates that take many objects
+    ("calls", "reviews", "depends on") and not when the statements start differently (another
+    subject) -- except a definite description ("X is the entry point" / "Y is the entry point")."""
     diff = [op for op in ops if op[0] != "equal"]
-    if len(diff) != 1:
+    if not diff:
         return None
-    tag, i1, i2, j1, j2 = diff[0]
-    if tag != "replace":
-        return None
+    i1, j1 = diff[0][1], diff[0][3]
+    i2, j2 = diff[-1][2], diff[-1][4]
     bx, by = x.content[i1:i2], y.content[j1:j2]
-    shared_before = x.content[:i1]
-    if i1 == 0:
-        # subject swap: a conflict only for a definite description ("X is the entry point")
-        if ux and uy and _definite(x) and _definite(y) and i2 < len(x.content):
-            return f"different identifiers for the same role: {_display(x, ux)} vs {_display(y, uy)}"
-        return None
-    if any(tok in _MULTI_VALUED or tok[:6] in _MULTI_VALUED for tok in shared_before):
+    if not bx or not by:
         return None
     sx, sy = set(ux), set(uy)
-    if sx and sy and sx <= set(bx) | set(x.names) and sy <= set(by) | set(y.names):
-        # the predicate words of the block (before its first identifier) must agree
-        def predicate(block):
+    if i1 == 0 or j1 == 0:
+        if len(diff) == 1 and sx and sy and i2 < len(x.content) and _definite(x) and _definite(y):
+            return f"different identifiers in the same role: {_display(x, ux)} vs {_display(y, uy)}"
+        return None
+    if any(tok in _MULTI_VALUED or tok[:6] in _MULTI_VALUED for tok in x.content[max(0, i1 - 2):i1]):
+        return None
+    if sx and sy:
+        if not (sx <= set(bx) and sy <= set(by)):
+            return None
+
+        def predicate(block, mine):
             out = []
             for tok in block:
-                if tok in sx or tok in sy or tok in x.names or tok in y.names or tok == "#":
+                if tok in mine or tok == "#":
                     break
                 out.append(tok)
             return set(out)
 
-        px, py = predicate(bx), predicate(by)
+        px, py = predicate(bx, x.names), predicate(by, y.names)
         if px <= py or py <= px:
             return f"different object: {_display(x, ux)} vs {_display(y, uy)}"
         return None
-    if len(bx) == 1 and len(by) == 1 and not (ux or uy) and bx[0] != "#" and by[0] != "#" \
-            and not bx[0].startswith("~") and x.prev[i1] in _DETERMINERS and y.prev[j1] in _DETERMINERS:
-        return f"different object: {bx[0]} vs {by[0]}"
-    if len(bx) == 1 and len(by) == 1 and (ux or uy) and x.prev[i1] in _DETERMINERS and y.prev[j1] in _DETERMINERS:
-        return f"different object: {bx[0]} vs {by[0]}"
+    if len(diff) == 1 and len(bx) == 1 and len(by) == 1 and "#" not in (bx[0], by[0]) \
+            and not bx[0].startswith("~") and not by[0].startswith("~") \
+            and x.prev[i1] in _DETERMINERS and y.prev[j1] in _DETERMINERS:
+        return f"different object: {_display(x, bx)} vs {_display(y, by)}"
     return None
 
 

@@ -30,13 +30,15 @@ ALL_STATES: tuple[str, ...] = tuple(s.value for s in State)
 
 S = State
 #: Allowed transitions: from-state -> set of to-states. Anything not listed is refused.
+#: A candidate or approved memory whose evidence is all gone is ``invalidated`` by maintenance
+#: directly, so one run decides it (a second run must change nothing).
 #: ``archived`` is terminal except for an audited restore to review (and blocking, when a
 #: rescan finds a secret in archived text); ``blocked`` (a secret or
 #: other unsafe content) can only be archived, never shown again (safety invariant).
 TRANSITIONS: dict[State, frozenset[State]] = {
-    S.CANDIDATE: frozenset({S.APPROVED, S.ACTIVE, S.NEEDS_REVIEW, S.REJECTED, S.SUPERSEDED,
+    S.CANDIDATE: frozenset({S.APPROVED, S.ACTIVE, S.NEEDS_REVIEW, S.REJECTED, S.INVALIDATED, S.SUPERSEDED,
                             S.ARCHIVED, S.BLOCKED}),
-    S.APPROVED: frozenset({S.ACTIVE, S.NEEDS_REVIEW, S.CHALLENGED, S.REJECTED, S.SUPERSEDED,
+    S.APPROVED: frozenset({S.ACTIVE, S.NEEDS_REVIEW, S.CHALLENGED, S.REJECTED, S.INVALIDATED, S.SUPERSEDED,
                            S.ARCHIVED, S.BLOCKED, S.EXPIRED}),
     S.ACTIVE: frozenset({S.NEEDS_REVIEW, S.CHALLENGED, S.INVALIDATED, S.SUPERSEDED, S.EXPIRED,
                          S.DEPRECATED, S.ARCHIVED, S.BLOCKED}),

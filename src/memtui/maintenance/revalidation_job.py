@@ -13,7 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
+from sqlalchemy import insert, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, select
 
 from memtui.domain.states import is_allowed
@@ -32,14 +34,22 @@ _EVIDENCE_FIELDS = ("status", "current_path", "current_line_start", "current_lin
 
 
 def _target_state(state: str, verdict: MemoryVerdict) -> str | None:
-    """The state the verdict moves a memory in ``state`` to, or None (no change)."""
-    if verdict.outcome == "invalidate":
-        if state != "invalidated" and is_allowed(state, "invalidated"):
-            return "invalidated"
-        return None if state == "needs_review" else ("needs_review" if is_allowed(state, "needs_review") else None)
-    if verdict.outcome == "needs_review" and state != "needs_review" and is_allowed(state, "needs_review"):
+    """The state the verdict moves a memory in ``state`` to, or None (no change).
+
+    Depends only on the current state and the verdict, so a second run over the same source
+    changes nothing (an invalidated memory is no longer revalidated; a needs_review one stays).
+    """
+    if verdict.outcome == "invalidate" and state != "invalidated" and is_allowed(state, "invalidated"):
+        return "invalidated"
+    if verdict.outcome in ("needs_review", "invalidate") and state != "needs_review" \
+            and is_allowed(state, "needs_review"):
         return "needs_review"
     return None
+
+
+#: Above this many distinct commits, hunks are computed in Python from the blobs already read
+#: (one batch) instead of extra ``git diff-tree`` processes: the same hunks, fewer processes.
+PYTHON_HUNKS_ABOVE_COMMITS = 100
 
 
 def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: datetime, *, dry_run: bool = False,
@@ -47,29 +57,37 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
     """Revalidate the memories of ``repository_id`` against HEAD of ``checkout`` at instant ``now``.
 
     Returns the JobResult (selected: memories checked; updated: memories whose state or evidence
-    changed). A second run over the same state updates 0. Raises
+    changed). A second run over the same state updates 0. Evidence and result rows are written
+    in bulk; state changes go through the lifecycle function one by one. Raises
     :class:`memtui.sources.gitdiff.GitError` when the checkout is not a usable git repository.
     """
     result = start_job(engine, "revalidate", repository_id=repository_id, dry_run=dry_run, clock=now)
     progress = on_progress or (lambda _d, _t: None)
     try:
-        with Session(engine) as session, session.begin():
+        with Session(engine, autoflush=False) as session, session.begin():
             memories = {m.memory_id: m for m in session.exec(
                 select(Memory).where(Memory.repository_id == repository_id,
                                      Memory.state.in_(REVALIDATED_STATES)).order_by(Memory.memory_id))}
             rows: dict[int, Evidence] = {}
+            by_memory: dict[str, list[Evidence]] = defaultdict(list)
             for ids in _chunks(list(memories), 500):
-                for e in session.exec(select(Evidence).where(Evidence.memory_id.in_(ids))):
+                for e in session.exec(select(Evidence).where(Evidence.memory_id.in_(ids))
+                                      .order_by(Evidence.memory_id, Evidence.ordinal)):
                     rows[e.evidence_id] = e
+                    by_memory[e.memory_id].append(e)
             refs = [EvidenceRef(e.evidence_id, e.memory_id, e.type, e.path, e.commit_sha, e.line_start,
                                 e.line_end, e.symbol, e.target, e.span_hash, e.ref) for e in rows.values()]
             policies = {mid: list(m.invalidation_policy or []) for mid, m in memories.items()}
             total = len(memories)
             progress(0, total)
-            outcome = revalidate(refs, policies, GitRepo(checkout), memory_ids=list(memories))
+            distinct_commits = len({r.commit_sha for r in refs if r.commit_sha})
+            outcome = revalidate(refs, policies, GitRepo(checkout), memory_ids=list(memories),
+                                 hunks="python" if distinct_commits > PYTHON_HUNKS_ABOVE_COMMITS else "git")
             result.selected = total
+            progress(total // 2, total)
 
             changed_memories: set[str] = set()
+            evidence_updates: list[dict] = []
             for check in outcome.checks:
                 row = rows[check.evidence_id]
                 new = {"status": check.status, "current_path": check.current_path,
@@ -78,16 +96,16 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
                        "status_reason": check.reason}
                 if any(getattr(row, f) != new[f] for f in _EVIDENCE_FIELDS):
                     changed_memories.add(row.memory_id)
-                    if not dry_run:
-                        for f, v in new.items():
-                            setattr(row, f, v)
-                        session.add(row)
-            if not dry_run:
-                session.flush()
+                    evidence_updates.append({"evidence_id": row.evidence_id, **new})
+                    for f, v in new.items():  # the invariant checks below see the new status
+                        set_committed_value(row, f, v)
+            if evidence_updates and not dry_run:
+                session.execute(update(Evidence), evidence_updates)
 
-            previous = {r.memory_id: r for r in session.exec(
-                select(Revalidation).where(Revalidation.memory_id.in_(list(memories))))} if memories else {}
+            previous = {r.memory_id: r for ids in _chunks(list(memories), 500) for r in session.exec(
+                select(Revalidation).where(Revalidation.memory_id.in_(ids)))}
             counts: dict[str, int] = defaultdict(int)
+            inserts, updates = [], []
             for n, verdict in enumerate(outcome.verdicts, start=1):
                 m = memories[verdict.memory_id]
                 counts[verdict.outcome] += 1
@@ -100,11 +118,21 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
                         codes = ", ".join(verdict.reason_codes)
                         transition(session, m, to, MAINTENANCE_ACTOR,
                                    reason=f"revalidation: {codes}: " + "; ".join(verdict.reasons),
-                                   job_id=result.job_id)
-                if not dry_run:
-                    _record(session, previous.get(m.memory_id), verdict, result.job_id, now)
-                if n % 200 == 0:
-                    progress(n, total)
+                                   job_id=result.job_id, evidence=by_memory.get(m.memory_id, []))
+                values = _result_values(verdict)
+                prev = previous.get(m.memory_id)
+                if prev is None:
+                    inserts.append({"memory_id": m.memory_id, "job_id": result.job_id, "checked_at": now, **values})
+                elif any(getattr(prev, k) != v for k, v in values.items()) or prev.checked_at != now:
+                    updates.append({"memory_id": m.memory_id, "job_id": result.job_id, "checked_at": now, **values})
+                if n % 500 == 0:
+                    progress(total // 2 + n // 2, total)
+            if not dry_run:
+                session.flush()
+                if inserts:
+                    session.execute(insert(Revalidation), inserts)
+                if updates:
+                    session.execute(update(Revalidation), updates)
             progress(total, total)
             result.updated = len(changed_memories)
             result.summary = {"head": outcome.head[:12], "kept": counts["keep"],
@@ -123,19 +151,11 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
     return result
 
 
-def _record(session: Session, row: Revalidation | None, verdict: MemoryVerdict, job_id: str, now: datetime) -> None:
-    """Upsert the latest revalidation result of a memory (unchanged values are not rewritten)."""
-    values = {"status": STATUS[verdict.outcome], "severity": verdict.severity, "reasons": list(verdict.reasons),
-              "reason_codes": list(verdict.reason_codes), "current_evidence": list(verdict.current_evidence),
-              "recommended_action": RECOMMENDED[verdict.outcome]}
-    if row is None:
-        session.add(Revalidation(memory_id=verdict.memory_id, job_id=job_id, checked_at=now, **values))
-        return
-    if any(getattr(row, k) != v for k, v in values.items()) or row.checked_at != now:
-        for k, v in values.items():
-            setattr(row, k, v)
-        row.job_id, row.checked_at = job_id, now
-        session.add(row)
+def _result_values(verdict: MemoryVerdict) -> dict:
+    """The columns of a memory's latest revalidation result (seed 000 §8.3)."""
+    return {"status": STATUS[verdict.outcome], "severity": verdict.severity, "reasons": list(verdict.reasons),
+            "reason_codes": list(verdict.reason_codes), "current_evidence": list(verdict.current_evidence),
+            "recommended_action": RECOMMENDED[verdict.outcome]}
 
 
 def _chunks(items: list, n: int):

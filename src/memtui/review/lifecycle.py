@@ -60,6 +60,7 @@ def transition(
     compensates: str | None = None,
     review_state: str | None = None,
     decision_id: str | None = None,
+    evidence: list[Evidence] | None = None,
 ) -> StateHistory:
     """Move ``memory`` to ``to_state`` as ``actor`` and record why; the caller commits.
 
@@ -76,8 +77,9 @@ def transition(
             raise MemoryNotFound(memory)
         memory = row
     to = State(to_state)
-    check_transition(facts_of(memory, load_evidence(session, memory.memory_id)), to, actor,
-                     undo=compensates is not None)
+    if evidence is None:
+        evidence = load_evidence(session, memory.memory_id)
+    check_transition(facts_of(memory, evidence), to, actor, undo=compensates is not None)
     now = utcnow()
     event = StateHistory(
         event_id=new_event_id(),
@@ -102,7 +104,6 @@ def transition(
         memory.last_validated_at = now
     session.add(memory)
     session.add(event)
-    session.flush()
     return event
 
 
