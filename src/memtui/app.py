@@ -38,6 +38,24 @@ class MemtuiApp(App):
 
         self.push_screen(HealthScreen())
 
+    def action_duplicates(self) -> None:
+        """Open the duplicate clusters screen."""
+        from memtui.screens.duplicates import DuplicatesScreen
+
+        self.push_screen(DuplicatesScreen())
+
+    def action_conflicts(self) -> None:
+        """Open the conflicts screen."""
+        from memtui.screens.conflicts import ConflictsScreen
+
+        self.push_screen(ConflictsScreen())
+
+    def action_compaction(self) -> None:
+        """Open the compaction proposals screen."""
+        from memtui.screens.compaction import CompactionScreen
+
+        self.push_screen(CompactionScreen())
+
     def action_maintain(self) -> None:
         """Run maintenance in a worker with a progress bar; reload what is on screen afterwards."""
         from memtui.screens.maintenance import MaintenanceScreen

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 #: Types that are never compacted (decisions keep their own record).
 NEVER_COMPACTED = frozenset({"architecture_decision", "evaluation_lesson", "task", "session"})
 COMPACTABLE_STATES = frozenset({"active", "approved", "candidate"})
-MIN_MEMBERS, MAX_MEMBERS = 2, 6
+#: A proposal gathers at least three narrow memories: two facts rarely read better as one, and
+#: pair proposals would flood the reviewer (seed 000 §12.1 compacts three).
+MIN_MEMBERS, MAX_MEMBERS = 3, 6
 _IDENT = re.compile(r"\b(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z]\w*|\w+\.\w+)\b")
 
 
@@ -64,9 +66,23 @@ def identifiers_of(statement: str) -> frozenset[str]:
     return frozenset(out)
 
 
+#: A narrow memory states one fact: at most this many words, one clause.
+NARROW_MAX_WORDS = 14
+
+
+def is_narrow(statement: str) -> bool:
+    """One short fact: at most NARROW_MAX_WORDS words, no ``;`` joining clauses, no negation (a
+    negative fact compacts badly: "X does not use Y" inside a positive summary reads as its opposite)."""
+    words = statement.split()
+    lowered = f" {statement.lower()} "
+    negated = any(w in lowered for w in (" not ", "n't ", " never ", " no "))
+    return len(words) <= NARROW_MAX_WORDS and ";" not in statement and not negated
+
+
 def _eligible(c: CompactionCandidate) -> bool:
     return (c.state in COMPACTABLE_STATES and c.type not in NEVER_COMPACTED and not c.stale
-            and not c.conflicted and not c.in_duplicate_cluster and c.repository_id is not None)
+            and not c.conflicted and not c.in_duplicate_cluster and c.repository_id is not None
+            and is_narrow(c.statement))
 
 
 def _common_module(paths: list[str | None]) -> str | None:
@@ -103,19 +119,22 @@ def propose(candidates: list[CompactionCandidate]) -> list[Proposal]:
     """Group eligible candidates of one repository by shared anchors (identifiers, evidence paths
     and symbols) into proposals of 2-6 members. Deterministic (sorted ids).
 
-    Grouping: memories are linked when they share a statement identifier or an evidence anchor;
-    a group is a connected component of eligible memories of one (tenant, repository, type family)
-    whose members all share at least one anchor with the group's most common anchor. Components
-    larger than MAX_MEMBERS are not proposed (too broad to be one statement).
+    Grouping: for each code identifier named by the statements of 3-6 eligible (narrow, fresh,
+    unconflicted) memories of one (tenant, repository, type), most specific identifier first, those memories form a proposal
+    (each memory joins at most one). An identifier named by more memories is too broad to be
+    one statement's subject.
     """
     eligible = sorted((c for c in candidates if _eligible(c)), key=lambda c: c.memory_id)
-    keys: dict[str, frozenset[str]] = {c.memory_id: identifiers_of(c.statement) | c.anchors for c in eligible}
+    # a group forms around a code identifier every member's statement names (the subject);
+    # evidence anchors only strengthen it (they are listed in ``shared`` when common to all)
+    keys: dict[str, frozenset[str]] = {c.memory_id: identifiers_of(c.statement) for c in eligible}
+    anchors = {c.memory_id: c.anchors for c in eligible}
     by_id = {c.memory_id: c for c in eligible}
-    groups: dict[tuple[str, str | None], list[CompactionCandidate]] = {}
+    groups: dict[tuple[str, str | None, str], list[CompactionCandidate]] = {}
     for c in eligible:
-        groups.setdefault((c.tenant_id, c.repository_id), []).append(c)
+        groups.setdefault((c.tenant_id, c.repository_id, c.type), []).append(c)
     proposals: list[Proposal] = []
-    for (tenant, repo), members in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+    for (tenant, repo, _type), members in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2])):
         # anchor -> members; every anchor shared by 2..MAX members seeds a group around it
         index: dict[str, list[str]] = {}
         for c in members:
@@ -139,7 +158,8 @@ def propose(candidates: list[CompactionCandidate]) -> list[Proposal]:
             modules = [by_id[i].module_path for i in group]
             module = modules[0] if len(set(modules)) == 1 else _common_module(modules)
             broadens = any(m != module for m in modules)
-            shared = sorted(set.intersection(*(set(keys[i]) for i in group)), key=lambda s: (not s[:1].isupper(), len(s), s))
+            shared = sorted(set.intersection(*(set(keys[i]) | set(anchors[i]) for i in group)),
+                            key=lambda s: (not s[:1].isupper(), "/" in s, len(s), s))
             statement = propose_statement([by_id[i].statement for i in group], [anchor] + [s for s in shared if s != anchor])
             pid = "memcomp_" + hashlib.sha256("\x00".join(group).encode()).hexdigest()[:16]
             notes = ("scope broadens: members have different module paths; a lead must approve",) if broadens else ()

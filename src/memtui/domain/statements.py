@@ -43,9 +43,9 @@ from difflib import SequenceMatcher
 from rapidfuzz import fuzz
 
 #: The similarity function behind every score: token-set ratio over the content keys (0..100).
-SCORER = fuzz.token_set_ratio
+SCORER = fuzz.token_sort_ratio
 #: At or above this score, a pair with no material difference is a duplicate.
-DUPLICATE_THRESHOLD = 85.0
+DUPLICATE_THRESHOLD = 74.0
 #: At or above this score (or with a shared identifier), a pair that is neither duplicate nor
 #: conflict is related; below, unrelated.
 RELATED_THRESHOLD = 50.0
@@ -228,38 +228,32 @@ e.g i.e etc eg ie vs one way longer instead rather
 up out off again once own both either
 """.split())
 
-# irregular forms and synonyms -> canonical stem (applied before and after stemming)
-_SYNONYMS = {
-    "registry": "register", "registration": "register", "registered": "register", "add": "register",
-    "added": "register", "adds": "register", "adding": "register", "configure": "register",
-    "configured": "register", "configures": "register", "declare": "register", "declared": "register",
-    "define": "locate", "defined": "locate", "defines": "locate",
-    "live": "locate", "lives": "locate", "located": "locate", "reside": "locate", "resides": "locate",
-    "sit": "locate", "sits": "locate", "hold": "locate", "holds": "locate", "contain": "locate",
-    "contains": "locate", "kept": "locate", "keep": "locate", "keeps": "locate", "store": "locate",
-    "stores": "locate", "stored": "locate", "storing": "locate",
-    "repo": "repository", "repos": "repository", "db": "database", "dbs": "database",
-    "config": "configuration", "configuration": "configuration", "settings": "setting",
-    "require": "need", "requires": "need", "required_": "need", "needs": "need", "needed": "need",
-    "utilize": "use", "utilizes": "use", "uses": "use", "used": "use", "using": "use",
-    "begin": "start", "begins": "start", "starts": "start", "started": "start",
-    "responds": "return", "respond": "return", "responded": "return",
-    "invoke": "call", "invokes": "call", "invoked": "call", "calls": "call", "called": "call",
-    "made": "make", "makes": "make", "written": "write", "wrote": "write", "writes": "write",
-    "hits": "check", "hit": "check", "checks": "check", "checked": "check", "verify": "check",
-    "verifies": "check", "verified": "check",
-    "run": "run", "runs": "run", "ran": "run", "running": "run", "execute": "run", "executes": "run",
-    "executed": "run",
-    "k8s": "kubernetes", "postgresql": "postgres", "pg": "postgres", "js": "javascript",
-    "ts": "typescript", "jdk": "java", "repositories": "repository",
-    "lowercase": "lowercase", "lowercased": "lowercase", "uppercase": "uppercase",
-    "uppercased": "uppercase", "ttl": "expire", "expires": "expire", "expiry": "expire",
-    "expiration": "expire", "expired": "expire",
-    "production": "prod", "prod": "prod", "develop": "dev", "development": "dev",
-    "min": "minute", "mins": "minute", "sec": "second", "secs": "second",
-    "ids": "id", "identifier": "id", "identifiers": "id",
-}
-
+# synonym groups: every word of a group stems to the group's first word (after :func:`_raw_stem`)
+_SYNONYM_GROUPS = (
+    # where something is registered, kept or configured: "registered through", "added via",
+    # "configured in", "stored in", "lives in", "defined in" all place a thing somewhere
+    "register registry registration add configure configuration config declare define store keep kept "
+    "live reside locate sit hold put",
+    "use utilize employ",
+    "need require",
+    "start begin",
+    "call invoke",
+    "check verify hit validate validation",
+    "run execute",
+    "expire ttl expiry expiration",
+    "compute calculate",
+    "publish emit",
+    "load read fetch retrieve",
+    "delete remove",
+    "repository repo",
+    "database db",
+    "production prod",
+    "development dev",
+    "minute min",
+    "second sec",
+    "id identifier",
+    "test spec",
+)
 # opposite predicates: word -> (axis, pole)
 _POLAR: dict[str, tuple[str, int]] = {}
 
@@ -307,9 +301,6 @@ _polar("commit", "commit commits committed", "rollback rollbacks")
 
 _NEGATIVE_PREFIXES = ("non", "un", "in", "im", "dis")
 _ON_OFF = re.compile(r"\b(turn(?:s|ed)?|switch(?:es|ed)?|toggle[sd]?|set|is|are)\s+(on|off)\b(?!\s+and\s+o)", re.I)
-_MULTI_VALUED = frozenset({"call", "import", "depend", "review", "maintain", "own", "administer",
-                           "publish", "subscrib", "emit", "read", "support", "expos", "log",
-                           "mention", "link", "wrap", "handl", "consum"})
 _DETERMINERS = frozenset({"the", "a", "an", "with", "to", "in", "on", "through", "by", "from", "via",
                           "into", "as", "of", "per", "for", "using", "at", "its", "their"})
 _NEG_WORDS = frozenset({"not", "never", "no", "without", "cannot", "nor", "neither", "none", "nothing",
@@ -321,12 +312,10 @@ _CHUNK = re.compile(r"`[^`\n]+`|\S+")
 _EDGE_PUNCT = "\"'([{<*_,;:!?)]}>."
 
 
-def _stem(word: str) -> str:
-    """A light, deterministic stemmer: strips inflection (-s, -es, -ed, -ing, -ly, -ies) and a final
-    -e, then truncates to 6 characters (validate/validation/validated -> ``valida``)."""
-    syn = _SYNONYMS.get(word)
-    if syn is not None:
-        return syn
+def _raw_stem(word: str) -> str:
+    """A light, deterministic stemmer: strips inflection (-s, -es, -ed, -ing, -ies) and a final -e,
+    undoubles a final consonant, then truncates to 6 characters (validate / validation / validated
+    -> ``valida``)."""
     w = word
     if len(w) > 4:
         if w.endswith("ies"):
@@ -345,9 +334,40 @@ def _stem(word: str) -> str:
         w = w[:-1]
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
         w = w[:-1]
-    w = w[:6]
-    return _SYNONYMS.get(w, w)
+    return w[:6]
 
+
+_STEM_SYNONYMS: dict[str, str] = {}
+#: groups whose words share a token with an opposite-predicate axis ("requires" / "is required")
+_GROUP_TOKEN = {"need": "~require"}
+for _group in _SYNONYM_GROUPS:
+    _words = _group.split()
+    for _w in _words:
+        _STEM_SYNONYMS.setdefault(_raw_stem(_w), _GROUP_TOKEN.get(_words[0], _raw_stem(_words[0])))
+#: irregular or ambiguous words mapped exactly (not by stem): "responds" but not "response"
+_WORD_SYNONYMS = {"kept": "regist", "made": "mak", "written": "writ", "wrote": "writ", "ran": "run",
+                  "built": "build", "respond": "return", "responds": "return", "responded": "return",
+                  "ids": "id", "min": "minut", "mins": "minut", "sec": "second", "secs": "second"}
+#: names that are the same thing
+_NAME_ALIASES = {"postgresql": "postgres", "pg": "postgres", "psql": "postgres", "k8s": "kubernetes",
+                 "jdk": "java", "golang": "go", "js": "javascript", "ts": "typescript",
+                 "node.js": "node", "nodejs": "node", "mongo": "mongodb", "gh": "github"}
+
+
+def _stem(word: str) -> str:
+    """:func:`_raw_stem`, then the synonym groups (``configured`` -> ``regist``, ``repo`` ->
+    ``reposi``)."""
+    s = _WORD_SYNONYMS.get(word)
+    if s is not None:
+        return s
+    s = _raw_stem(word)
+    return _STEM_SYNONYMS.get(s, s)
+
+
+#: predicates that take many objects: "A calls X" and "A calls Y" are both true
+_MULTI_VALUED = frozenset(_stem(w) for w in (
+    "call invoke import depend review maintain own administer publish emit subscribe read support "
+    "expose log mention link wrap handle consume use include cover send").split())
 
 def _identifier_words(ident: str) -> tuple[str, ...]:
     """``RuleRegistry.withDefaultRules`` -> ``("rule", "register", "with", "default", "rule")`` (stemmed)."""
@@ -374,7 +394,11 @@ class Analyzed:
     with digits (``Redis``, ``argon2``) -- things a statement can be "about"; ``polar``: the
     (axis, pole) pairs of opposite-predicate words; ``words``: the set of content words and
     identifier words, for matching an identifier written out in prose; ``surface``: (name, as
-    written) pairs for the reasons."""
+    written) pairs for the reasons; ``flags``: per ``content`` token, whether it is an identifier or
+    name; ``neg_heads``: the content tokens right after a negation cue (what is negated);
+    ``neg_clause``: for a statement of several clauses, the analysis of just its negated clauses
+    ("Rules are registered through RuleRegistry; OrderValidator must not hold rules" -> the second
+    clause), so a negation is compared with what it is about."""
 
     text: str
     normalized: str
@@ -391,13 +415,77 @@ class Analyzed:
     polar: frozenset[tuple[str, int]]
     words: frozenset[str]
     surface: tuple[tuple[str, str], ...] = ()
+    flags: tuple[bool, ...] = ()
+    neg_heads: frozenset[str] = frozenset()
+    neg_clause: "Analyzed | None" = None
 
 
 def _id_key(tok: str) -> str:
     return _clean_identifier(tok).casefold()
 
 
-def analyze(text: str) -> Analyzed:
+_KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
+#: first / last parts of ordinary hyphenated English words (not names): multi-stage, read-only
+_COMPOUND_FIRST = frozenset("""non multi pre post re self end in auto soft hard built case read write
+cross sub co de anti semi well long short high low full half one two three single double server client
+cursor time run out up down off on opt by all over under per top bottom first last third open close
+""".split())
+_COMPOUND_LAST = frozenset("""based side only level wide free safe aware like specific signed driven
+in out up down on off time end first last style friendly ready proof related bound facing""".split())
+_NEG_CONTRACTED = frozenset({"ca", "won", "don", "doesn", "isn", "aren", "wasn", "weren", "hasn", "haven",
+                             "shouldn", "mustn", "can", "couldn", "wouldn", "didn", "needn", "hadn"})
+
+
+def _is_kebab_name(low: str) -> bool:
+    """``order-service``, ``eks-prod``, ``eu-west-1``, ``lucide-react`` -- but not ``multi-stage``,
+    ``non-blocking``, ``read-only``, ``end-to-end``."""
+    if not _KEBAB.fullmatch(low):
+        return False
+    parts = low.split("-")
+    if any(p.isdigit() for p in parts[1:]) or any(c.isdigit() for c in low):
+        return True
+    if any(p in ("to", "and", "or", "the", "of") for p in parts):
+        return False
+    return parts[0] not in _COMPOUND_FIRST and parts[-1] not in _COMPOUND_LAST
+
+
+class _Tokens:
+    """Accumulates the content sequence of one statement (see :func:`analyze`)."""
+
+    __slots__ = ("content", "prev", "flags", "key", "names", "surface", "words", "heads", "last",
+                 "pending_neg")
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.prev: list[str] = []
+        self.flags: list[bool] = []
+        self.key: list[str] = []
+        self.names: set[str] = set()
+        self.surface: dict[str, str] = {}
+        self.words: set[str] = set()
+        self.heads: set[str] = set()
+        self.last = ""
+        self.pending_neg = False
+
+    def emit(self, tok: str, raw: str, *, name: bool = False, key: tuple[str, ...] = ()) -> None:
+        self.content.append(tok)
+        self.prev.append(self.last)
+        self.flags.append(name)
+        self.key.extend(key)
+        if self.pending_neg:
+            self.heads.add(tok)
+            self.pending_neg = False
+        self.last = raw
+
+    def skip(self, raw: str) -> None:
+        self.last = raw
+
+
+_CLAUSE_SPLIT = re.compile(
+    r"\s*;\s*|(?<=[.!?])\s+(?=[A-Z`])|,?\s+(?:but|whereas|while)\s+|,\s+(?:so|and|which)\s+")
+
+
+def analyze(text: str, _clauses: bool = True) -> Analyzed:
     """Analyse one statement (pure; a few regular-expression passes over the text)."""
     text = text or ""
     t = unicodedata.normalize("NFKC", text).replace("\u2019", "'")
@@ -407,14 +495,10 @@ def analyze(text: str) -> Analyzed:
     negs = negation_count(t)
     on_off = _ON_OFF.search(t)
 
-    content: list[str] = []
-    prev: list[str] = []
-    key_words: list[str] = []
-    names: set[str] = set(id_keys)
-    surface: dict[str, str] = dict(id_keys)
+    tk = _Tokens()
+    tk.names.update(id_keys)
+    tk.surface.update(id_keys)
     polar: set[tuple[str, int]] = set()
-    words: set[str] = set()
-    last_raw = ""
     sentence_start = True
     pending_non = False
     after_number = False
@@ -433,48 +517,56 @@ def analyze(text: str) -> Analyzed:
             sentence_start = sentence_start or ends_sentence
             continue
         low = raw.casefold()
+        if low not in id_keys and low.endswith("s") and low[:-1] in id_keys:
+            low = low[:-1]  # JWTs -> jwt
         if low in id_keys:
-            content.append(low)
-            prev.append(last_raw)
-            key_words.extend(_identifier_words(raw) or (low,))
-            words.update(_identifier_words(raw))
-            last_raw, after_number, pending_non = low, False, False
+            iw = _identifier_words(id_keys[low])
+            tk.emit(low, low, name=True, key=iw or (low,))
+            tk.words.update(iw)
+            tk.words.add(low)
+            after_number = pending_non = False
             sentence_start = ends_sentence
             continue
         if _NUM.fullmatch(raw) or re.fullmatch(r"v?\d[\d.,]*[a-zA-Z%]{0,3}", raw):
             q = next(num_iter, None)
-            content.append("#")
-            prev.append(last_raw)
-            if q is not None:
-                key_words.append(q)
-            last_raw, after_number, pending_non = low, True, False
+            tk.emit("#", low, key=(q,) if q else ())
+            after_number, pending_non = True, False
+            sentence_start = ends_sentence
+            continue
+        if _is_kebab_name(low):
+            parts = tuple(_stem(p) for p in low.split("-"))
+            tk.emit(low, low, name=True, key=parts)
+            tk.names.add(low)
+            tk.surface.setdefault(low, raw)
+            tk.words.update(parts)
+            tk.words.add(low)
+            after_number = pending_non = False
             sentence_start = ends_sentence
             continue
         # prose: split into words (hyphens, slashes, dots inside a non-identifier)
-        parts = [p for p in re.split(r"[^\w']+", raw) if p]
-        for i, part in enumerate(parts):
+        for i, part in enumerate(p for p in re.split(r"[^\w']+", raw) if p):
             w = part.casefold().strip("'")
             if not w:
                 continue
-            cap = part[:1].isupper() and not part.isupper() and not (sentence_start and i == 0 and chunk is not None)
+            cap = part[:1].isupper() and not part.isupper() and not (sentence_start and i == 0)
             cm = _CONTRACTION.match(w)
             if cm:
                 w = cm.group(1)
-                if w in ("ca", "won", "don", "doesn", "isn", "aren", "wasn", "weren", "hasn", "haven",
-                         "shouldn", "mustn", "can", "couldn", "wouldn", "didn", "needn"):
-                    last_raw = w
+                if w in _NEG_CONTRACTED:
+                    tk.pending_neg = True
+                    tk.skip(w)
                     continue
             if w in _NEG_WORDS:
-                last_raw = w
+                tk.pending_neg = True
+                tk.skip(w)
                 continue
             if w in _NUMBER_WORDS or w == "twice":
-                content.append("#")
-                prev.append(last_raw)
-                last_raw, after_number = w, True
+                tk.emit("#", w)
+                after_number = True
                 continue
             if after_number and (w in _TIME_UNITS or w in _OTHER_UNITS):
                 after_number = False
-                last_raw = w
+                tk.skip(w)
                 continue
             after_number = False
             if w == "non":
@@ -486,41 +578,42 @@ def analyze(text: str) -> Analyzed:
             if w in ("on", "off"):
                 if on_off and on_off.group(2).lower() == w:
                     polar.add(_POLAR[w])
-                    content.append("~power")
-                    prev.append(last_raw)
-                last_raw = w
+                    tk.emit("~power", w, key=("~power",))
+                else:
+                    tk.skip(w)
                 continue
             if w in _POLAR:
                 axis, pole = _POLAR[w]
                 polar.add((axis, pole))
-                content.append("~" + axis)
-                prev.append(last_raw)
-                key_words.append("~" + axis)
-                last_raw = w
+                tk.emit("~" + axis, w, key=("~" + axis,))
                 continue
-            if w in _STOPWORDS:
-                last_raw = w
-                continue
-            if w.endswith("ly") and len(w) > 4:
-                last_raw = w
+            if w in _STOPWORDS or (w.endswith("ly") and len(w) > 4):
+                tk.skip(w)
                 continue
             if w.isdigit():
-                content.append("#")
-                prev.append(last_raw)
-                last_raw, after_number = w, True
+                tk.emit("#", w)
+                after_number = True
                 continue
-            s = _stem(w)
             if cap or any(c.isdigit() for c in w):
-                names.add(s)
-                surface.setdefault(s, part)
-            content.append(s)
-            prev.append(last_raw)
-            key_words.append(s)
-            words.add(s)
-            words.add(w)
-            last_raw = w
+                # a name (Redis, argon2): kept as written, lower-cased, not stemmed
+                tk.emit(w, w, name=True, key=(w,))
+                tk.names.add(w)
+                tk.surface.setdefault(w, part)
+                tk.words.add(w)
+                tk.words.add(_stem(w))
+                continue
+            st = _stem(w)
+            tk.emit(st, w, key=(st,))
+            tk.words.add(st)
+            tk.words.add(w)
         sentence_start = ends_sentence
     normalized = normalize(t)
+    neg_clause = None
+    if negs and _clauses:
+        clauses = [c for c in _CLAUSE_SPLIT.split(t) if c and c.strip()]
+        negated_clauses = [c for c in clauses if negation_count(c)]
+        if len(clauses) > 1 and len(negated_clauses) < len(clauses):
+            neg_clause = analyze(" ".join(negated_clauses), _clauses=False)
     return Analyzed(
         text=text,
         normalized=normalized,
@@ -530,13 +623,16 @@ def analyze(text: str) -> Analyzed:
         negated=negs > 0,
         tokens=tuple(normalized.split()),
         negations=negs,
-        key=" ".join(key_words),
-        content=tuple(content),
-        prev=tuple(prev),
-        names=frozenset(names),
+        key=" ".join(tk.key),
+        content=tuple(tk.content),
+        prev=tuple(tk.prev),
+        names=frozenset(tk.names),
         polar=frozenset(polar),
-        words=frozenset(words),
-        surface=tuple(sorted(surface.items())),
+        words=frozenset(tk.words),
+        surface=tuple(sorted(tk.surface.items())),
+        flags=tuple(tk.flags),
+        neg_heads=frozenset(tk.heads),
+        neg_clause=neg_clause,
     )
 
 
@@ -555,21 +651,22 @@ class PairJudgement:
 
 
 def _matched(name: str, x: Analyzed, y: Analyzed) -> bool:
-    """Is ``name`` (a lower-cased identifier or name of ``x``) also what ``y`` talks about?
-    Same key; a dotted parent/child or path suffix (``OrderValidator`` / ``OrderValidator.validate``,
-    ``conftest.py`` / ``tests/conftest.py``); or -- unless ``y`` names a longer identifier containing
-    it (``RuleRegistryTest``) -- its words written out in ``y``'s prose (``RuleRegistry`` / "the
-    registry for rules")."""
+    """Is ``name`` (a lower-cased identifier or name of ``x``) also named by ``y``? The same key, in
+    ``y``'s identifiers, names or words (so a name at the start of a sentence still matches); an
+    alias (``Postgres`` / ``PostgreSQL``); a dotted parent/child or a path suffix (``OrderValidator`` /
+    ``OrderValidator.validate``, ``conftest.py`` / ``tests/conftest.py``). Words of an identifier
+    written out in prose ("the registry for rules") do not match it: ``y`` then simply omits the
+    identifier, which is not a difference."""
     if name in y.names or name in y.words:
         return True
+    alias = _NAME_ALIASES.get(name, name)
     for other in y.names:
+        if _NAME_ALIASES.get(other, other) == alias:
+            return True
         if other.startswith(name + ".") or name.startswith(other + ".") or other.endswith("/" + name) \
                 or name.endswith("/" + other):
             return True
-    if any(name in other for other in y.names):
-        return False
-    parts = _identifier_words(name)
-    return len(parts) >= 2 and all(p in y.words for p in parts)
+    return False
 
 
 def _unmatched(x: Analyzed, y: Analyzed) -> list[str]:
@@ -677,33 +774,40 @@ def _object_swap(x: Analyzed, y: Analyzed, ops, ux: list[str], uy: list[str]) ->
     ("calls", "reviews", "depends on") and not when the statements start differently (another
     subject) -- except a definite description ("X is the entry point" / "Y is the entry point")."""
     diff = [op for op in ops if op[0] != "equal"]
+    if diff and diff[0][0] in ("insert", "delete") and diff[0][1] == 0 and diff[0][3] == 0 and len(diff) > 1:
+        diff = diff[1:]  # a qualifier in front of the subject ("New validation rules" / "Rules")
     if not diff:
         return None
     i1, j1 = diff[0][1], diff[0][3]
     i2, j2 = diff[-1][2], diff[-1][4]
     bx, by = x.content[i1:i2], y.content[j1:j2]
-    if not bx or not by:
+    if not bx or not by or diff[0][0] != "replace":
+        # one side inserts words before the difference: another predicate ("caches rendered
+        # reports in Redis" / "renders reports to PDF")
         return None
     sx, sy = set(ux), set(uy)
     if i1 == 0 or j1 == 0:
         if len(diff) == 1 and sx and sy and i2 < len(x.content) and _definite(x) and _definite(y):
             return f"different identifiers in the same role: {_display(x, ux)} vs {_display(y, uy)}"
         return None
-    if any(tok in _MULTI_VALUED or tok[:6] in _MULTI_VALUED for tok in x.content[max(0, i1 - 2):i1]):
-        return None
+    if any(tok in _MULTI_VALUED for tok in x.content[max(0, i1 - 2):i1]):
+        # "A calls X" / "A calls Y" are both true -- unless the two share the role after the
+        # object ("uses the chi router" / "uses the gin router")
+        if not (len(diff) == 1 and i2 < len(x.content) and j2 < len(y.content)):
+            return None
     if sx and sy:
         if not (sx <= set(bx) and sy <= set(by)):
             return None
 
-        def predicate(block, mine):
-            out = []
-            for tok in block:
-                if tok in mine or tok == "#":
+        def predicate(a: Analyzed, lo: int, hi: int) -> set[str]:
+            out = set()
+            for k in range(lo, hi):
+                if a.flags[k] or a.content[k] == "#":
                     break
-                out.append(tok)
-            return set(out)
+                out.add(a.content[k])
+            return out
 
-        px, py = predicate(bx, x.names), predicate(by, y.names)
+        px, py = predicate(x, i1, i2), predicate(y, j1, j2)
         if px <= py or py <= px:
             return f"different object: {_display(x, ux)} vs {_display(y, uy)}"
         return None
@@ -733,11 +837,23 @@ def conflict_reason_analyzed(x: Analyzed, y: Analyzed) -> tuple[str, str] | None
     if neg or opp:
         if swapped or nums:
             return None
-        if _residual(x, y) < CONFLICT_THRESHOLD:
-            return None
         if neg:
+            more, other = (x, y) if x.negations > y.negations else (y, x)
+            if more.neg_clause is not None:
+                # compare the negated clause, not the whole statement, with the other statement
+                more = more.neg_clause
+                if _subject_differs(more, other, _opcodes(more, other)):
+                    return None
+            if _residual(more, other) < CONFLICT_THRESHOLD:
+                return None
+            # the negated word must be something the other statement asserts ("not reloaded" says
+            # nothing against "is read")
+            if more.neg_heads and not any(h in other.words or h in other.content for h in more.neg_heads):
+                return None
             side = "first" if x.negations > y.negations else "second"
             return "high", f"negation on one side only (the {side} statement) about the same subject"
+        if _residual(x, y) < CONFLICT_THRESHOLD:
+            return None
         return "high", f"opposite predicates ({', '.join(sorted(set(opp)))}) about the same subject"
     if swapped:
         if nums:

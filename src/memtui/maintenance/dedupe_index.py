@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -490,6 +491,8 @@ class DedupeIndex:
         """Cluster ids that ceased to exist in the last build/add/remove/mark call."""
         self.rows_since_build = 0
         """Units transformed by ``add`` with the vocabulary fitted at ``build``."""
+        self.stats: dict[str, float] = {}
+        """Sizes and phase timings (seconds) of the last ``build``."""
 
     def _add_not_dup(self, pair: Iterable[str]) -> tuple[str, str] | None:
         ids = sorted(set(pair))
@@ -519,23 +522,35 @@ class DedupeIndex:
     def build(self, items: Iterable[DedupeItem]) -> list[Cluster]:
         """Index ``items`` from scratch (fits the vectorizer) and return all clusters (sorted)."""
         self._reset()
+        t0 = time.perf_counter()
         items = _unique_items(items)
         new_units = self._insert(sorted(items, key=lambda i: (i.scope_key, i.type, normalize(i.statement), i.memory_id)))
         rows = np.array(sorted(new_units), np.int64)
         units = [self._units[r] for r in rows.tolist()]
         cfg = self.config
         self._vec = CharNgramTfidf(cfg.ngram_range, cfg.max_df, cfg.max_df_min_count)
+        t1 = time.perf_counter()
         X = self._vec.fit_transform([u.key for u in units])
         if not units:
             self._vec = None  # nothing fitted: the next ``add`` builds
         self._X = X  # row id == row of X: units are created in this (sorted) order, rows 0..n-1
         self._row_block = np.full(self._next_row, -1, np.int64)
         self._row_block[rows] = [u.block for u in units]
+        t2 = time.perf_counter()
         pairs = self._candidates(rows, rows)
+        t3 = time.perf_counter()
         self._verify_and_link(pairs)
+        t4 = time.perf_counter()
         self._clusters, self._unit_cluster = {}, {}
         self._recluster(set(self._units))
+        t5 = time.perf_counter()
         self.last_dropped = []
+        self.stats = {"items": len(self._items), "units": len(self._units), "blocks": len(self._block_keys),
+                      "features": self._X.shape[1], "candidate_pairs": int(len(pairs)),
+                      "verified_unit_pairs": sum(len(v) for v in self._adj.values()) // 2,
+                      "seconds_prepare": round(t1 - t0, 3), "seconds_vectorize": round(t2 - t1, 3),
+                      "seconds_candidates": round(t3 - t2, 3), "seconds_verify": round(t4 - t3, 3),
+                      "seconds_cluster": round(t5 - t4, 3)}
         return self.clusters()
 
     def add(self, new_items: Iterable[DedupeItem]) -> list[Cluster]:
