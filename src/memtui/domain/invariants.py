@@ -189,7 +189,8 @@ def check_transition(m: MemoryFacts, to_state: str, actor: Actor, *, undo: bool 
     if State(to_state) in LIVE_STATES and m.state not in LIVE_STATES:
         check_evidence(m)
         check_scope(m)
-        check_conflict(m)
+        if not undo:  # an undo restores a live state that coexisted with the conflict (still excluded from recall)
+            check_conflict(m)
         check_lineage(m)
         check_review(m, actor)
         check_promotion(m, actor)
