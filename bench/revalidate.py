@@ -521,7 +521,7 @@ def run_job(db: Path, repo: Path, profile: bool) -> dict:
 
     engine = open_store(str(db))
     # time the engine call and the per-memory writes inside the real job (same functions, wrapped)
-    phases = {"revalidate": 0.0, "transition": 0.0, "_record": 0.0}
+    phases = {"revalidate": 0.0, "transition": 0.0, "_result_values": 0.0}
     real = {name: getattr(revalidation_job, name) for name in phases}
 
     def timed(name):
@@ -570,7 +570,7 @@ def run_job(db: Path, repo: Path, profile: bool) -> dict:
             "reasons": reasons,
             "phases": {"engine": round(phases["revalidate"], 3),
                        "state_transitions": round(phases["transition"], 3),
-                       "revalidation_rows": round(phases["_record"], 3),
+                       "revalidation_rows": round(phases["_result_values"], 3),
                        "load_evidence_updates_commit": round(seconds - sum(phases.values()), 3)}}
 
 

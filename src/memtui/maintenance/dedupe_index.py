@@ -23,37 +23,44 @@ How it works
 * **Fingerprint (stage 2).** Units of one block with the same
   :func:`~memtui.domain.statements.fingerprint` are candidate pairs (the same words in another order,
   case or punctuation).
-* **TF-IDF candidates (stage 3).** Each unit's *match key* (:func:`match_key`) is turned into an
-  L2-normalised TF-IDF vector of character n-grams inside word boundaries (``char_wb``, 3-4 characters,
-  ``max_df`` cap on common n-grams; :class:`CharNgramTfidf`). The top ``top_n`` neighbours of every unit
-  with cosine ``>= min_cosine`` *in its own block* come from one ``sparse_dot_topn.sp_matmul_topn``
-  call: every (block, n-gram) pair is its own column, so vectors of different blocks are orthogonal and a
-  large block elsewhere cannot crowd a unit's neighbour list.
-* **Verification.** Every candidate pair is scored with rapidfuzz ``fuzz.token_sort_ratio`` on the match
-  keys (0-100; batched with ``rapidfuzz.process.cpdist``). A pair is *verified* when the score is
-  ``>= threshold`` (default 72) or the fingerprints are equal, the guard (``material_difference``) gives
-  no reason, and no member pair of the two units is in ``not_duplicates``.
+* **TF-IDF candidates (stage 3).** Each unit's *match key* (:func:`match_key`) becomes an L2-normalised
+  TF-IDF vector of character n-grams inside word boundaries (``char_wb``, 3-4 characters;
+  :class:`CharNgramTfidf`). The ``top_n`` nearest units of every unit *in its own block* with cosine
+  ``>= min_cosine`` come from one ``sparse_dot_topn.sp_matmul_topn`` call (:class:`BlockedNeighbours`:
+  every (block, n-gram) pair is its own column, so different blocks are orthogonal and a big block
+  elsewhere cannot crowd a unit's list). N-grams in more than ``max(max_df * block size,
+  max_df_min_count)`` units of a block are dropped in that block (DESIGN.md's note: no cap made the
+  product ~178 s on 100k templated statements in one scope, ``max_df`` ~0.02 ~2 s). A unit whose list is
+  full and mostly above the threshold is asked again with 4x the neighbours (up to ``max_top_n``), so a
+  dense template family does not lose pairs to the cut.
+* **Verification.** Candidate pairs are scored with rapidfuzz ``fuzz.token_sort_ratio`` on the match
+  keys (0-100, batched with ``rapidfuzz.process.cpdist``). A pair is *verified* when the score is
+  ``>= threshold`` (default 72) or the fingerprints are equal, no member pair of the two units is in
+  ``not_duplicates``, and the guard (``material_difference_analyzed``) gives no reason. The guard runs
+  only on pairs that passed the score (it needs :func:`~memtui.domain.statements.analyze`, the costly
+  step), in ``processes`` worker processes when there are many.
 * **Clusters without chaining.** Inside each connected component of verified pairs, greedy
   complete-linkage: verified pairs are taken best score first and two groups merge only if (a) every
   cross pair *agrees* -- score ``>= cluster_floor`` (default 60) or equal fingerprints, no guard reason,
-  not marked "not duplicates" -- and (b) the merged group has a *centre*, a unit verified (``>=
-  threshold``) with every other unit. So A~B and B~C give {A, B, C} only if A and C also agree; otherwise
-  the stronger pair wins and the third stays out. Groups are capped at ``max_cluster_units`` units.
+  not marked "not duplicates" -- and (b) the merged group has a *centre*, a unit verified with every
+  other unit. So A~B and B~C give {A, B, C} only if A and C also agree; otherwise the stronger pair wins
+  and the third stays out. Groups are capped at ``max_cluster_units`` units.
 * **Canonical.** Among the items of centre units, the one with the highest mean score to the other
   members; ties by higher ``weight`` (e.g. evidence count or confidence), then smaller memory id.
 
-Why a match key and ``token_sort_ratio``: on ``tests/data/labelled_pairs.yaml`` the key (stop words
-dropped, ordinary words cut to 5 characters so "registered"/"registry"/"register" meet, identifier-like
-tokens kept whole) with ``token_sort_ratio >= 72`` plus the guard accepted 108 of 113 labelled
-duplicates (the other five are refused by the guard) and no related or unrelated pair; the remaining
-false positives are opposite-predicate conflicts ("enabled"/"disabled"), which the guard is meant to
-catch. ``token_set_ratio`` scores a statement contained in a longer one as 100 and accepted 12+ related
-pairs at any threshold that kept the duplicates.
+Scorer and threshold: on ``tests/data/labelled_pairs.yaml`` the match key (stop words dropped, words of
+up to 10 letters cut to 5 so "registered"/"registry"/"register" meet, longer words and tokens with digits
+or ``_`` kept whole) with ``token_sort_ratio >= 72`` plus the guard accepted all 113 labelled duplicates
+and none of the 227 related, unrelated or conflicting pairs. ``token_set_ratio`` (the score of
+:func:`memtui.domain.statements.judge_pair`) scores a statement contained in a longer one as 100. The key
+is computed from the normalised text (so exact duplicates share it) and is cheap (~10 us); the
+statements module's own ``Analyzed.key`` needs ``analyze`` (~250 us a statement), which at 100,000
+statements alone would exceed the 30 s target.
 
 Shapes and units
 ----------------
-* scores are rapidfuzz similarities in ``[0, 100]`` (float, rounded to 2 decimals in :class:`Cluster`);
-  cosines are in ``[0, 1]``.
+* scores are rapidfuzz similarities in ``[0, 100]`` (float32 precision, rounded to 2 decimals in
+  :class:`Cluster`); cosines are in ``[0, 1]``.
 * the TF-IDF matrix is ``(n_rows, n_features)`` ``float32`` CSR, one row per unit ever inserted (rows of
   removed units stay, unused, until the next :meth:`DedupeIndex.build`).
 * ``add`` transforms only the new units with the fitted vocabulary and IDF, and computes
@@ -66,10 +73,11 @@ Output is deterministic: members sorted, cluster ids from the sorted member ids,
 
 from __future__ import annotations
 
+import bisect
 import hashlib
-import re
+import pickle
+import threading
 import time
-import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -77,14 +85,13 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 from rapidfuzz import fuzz, process
-from sklearn.feature_extraction.text import TfidfTransformer
-from sparse_dot_topn import sp_matmul_topn
 
 from memtui.domain.statements import Analyzed, analyze, fingerprint, material_difference_analyzed, normalize
 
 __all__ = [
     "DEFAULT_THRESHOLD", "DEFAULT_CLUSTER_FLOOR", "STOPWORDS", "DedupeItem", "DedupeConfig", "Cluster",
-    "DedupeIndex", "CharNgramTfidf", "match_key", "exhaustive_pairs", "pair_key",
+    "DedupeIndex", "CharNgramTfidf", "BlockedNeighbours", "match_key", "key_of_normalized",
+    "exhaustive_pairs", "guard_pairs", "pair_key",
 ]
 
 DEFAULT_THRESHOLD = 72.0
@@ -92,7 +99,7 @@ DEFAULT_THRESHOLD = 72.0
 DEFAULT_CLUSTER_FLOOR = 60.0
 """Lowest score any two members of one fuzzy cluster may have (complete-linkage bound)."""
 
-METHODS = ("exact", "fingerprint", "fuzzy")
+Guard = Callable[[Analyzed, Analyzed], "str | None"]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -121,7 +128,8 @@ class Cluster:
     * ``cluster_id`` -- ``"dup-"`` + 16 hex digits of SHA-1 over the scope, type and sorted member ids
       (the same members always give the same id);
     * ``members`` -- memory ids, sorted; ``canonical`` -- the proposed survivor, one of ``members``;
-    * ``best_score`` / ``min_score`` -- highest / lowest score over member pairs (0-100);
+    * ``best_score`` / ``min_score`` -- highest / lowest score over member pairs (0-100; 100 for exact
+      duplicates);
     * ``scores`` -- ``{(a, b): score}`` with ``a < b``; every member pair when the cluster has at most
       ``DedupeConfig.max_reported_pairs_members`` members, otherwise the canonical's pairs only;
     * ``method`` -- the laxest stage needed: ``exact`` (same normalised text), ``fingerprint`` (same
@@ -149,13 +157,16 @@ class DedupeConfig:
     cluster_floor: float = DEFAULT_CLUSTER_FLOOR
     scorer: Callable[..., float] = fuzz.token_sort_ratio
     top_n: int = 12
-    """TF-IDF neighbours kept per unit (self excluded)."""
-    min_cosine: float = 0.2
+    """TF-IDF neighbours asked for per unit (self excluded) in the first round."""
+    max_top_n: int = 768
+    """Neighbour lists of units whose list came back full with at least ``expand_fraction`` of it at or
+    above the threshold are asked again with 4x as many, up to this."""
+    expand_fraction: float = 0.5
+    min_cosine: float = 0.1
     """TF-IDF cosine below which a neighbour is not a candidate."""
     ngram_range: tuple[int, int] = (3, 4)
     max_df: float = 0.02
-    """N-grams in more than ``max(max_df * n_units, max_df_min_count)`` units are dropped (DESIGN note:
-    no cap made the top-n product ~178 s on 100k templated statements, ``max_df`` ~0.02 ~2 s)."""
+    """Per block: n-grams in more than ``max(max_df * block units, max_df_min_count)`` units are dropped."""
     max_df_min_count: int = 50
     max_cluster_units: int = 50
     max_fingerprint_group: int = 200
@@ -163,6 +174,10 @@ class DedupeConfig:
     max_reported_pairs_members: int = 25
     workers: int = 2
     """Threads for the top-n product and for rapidfuzz."""
+    processes: int = 2
+    """Worker processes for the guard (``analyze`` is pure Python) when at least ``parallel_min_pairs``
+    pairs need it, the guard pickles, and no other Python thread runs; 1 keeps it in-process."""
+    parallel_min_pairs: int = 4000
 
 
 def pair_key(a: str, b: str) -> tuple[str, str]:
@@ -181,37 +196,29 @@ STOPWORDS = frozenset(
 )
 """Dropped from match keys. Negations ("not", "never", "no") are deliberately *not* here."""
 
-_WORD = re.compile(r"\w+")
 _PREFIX = 5
+_KEEP_WHOLE = 11
 
 
-def _identifier_like(tok: str) -> bool:
-    return (
-        any(c.isupper() for c in tok[1:])
-        or "_" in tok
-        or any(c.isdigit() for c in tok)
-        or (len(tok) >= 2 and tok.isupper())
-    )
+def key_of_normalized(normalized: str) -> str:
+    """:func:`match_key` of text already passed through :func:`~memtui.domain.statements.normalize`."""
+    stop = STOPWORDS
+    return " ".join([
+        tok[:_PREFIX] if (len(tok) < _KEEP_WHOLE and tok.isalpha()) else tok
+        for tok in normalized.split() if tok not in stop
+    ])
 
 
 def match_key(text: str) -> str:
-    """The string scored by rapidfuzz and vectorised by TF-IDF: NFKC word tokens, casefolded; stop words
-    dropped; identifier-like tokens (inner capitals, ``_``, digits, ALLCAPS) kept whole; other words cut
-    to their first 5 characters (a crude stemmer: registered/registry/register -> "regis").
+    """The string scored by rapidfuzz and vectorised by TF-IDF, from the normalised text (NFKC,
+    casefolded, punctuation to spaces): stop words dropped; tokens with a digit or ``_`` and words of 11+
+    letters (mostly identifiers: ``ruleregistry``, ``ordervalidator``) kept whole; shorter words cut to
+    their first 5 letters -- a crude stemmer: registered/registry/register -> "regis".
 
     >>> match_key("Rules are registered through RuleRegistry.")
     'rules regis ruleregistry'
     """
-    out = []
-    for tok in _WORD.findall(unicodedata.normalize("NFKC", text or "")):
-        if _identifier_like(tok):
-            out.append(tok.casefold())
-            continue
-        low = tok.casefold()
-        if low in STOPWORDS:
-            continue
-        out.append(low[:_PREFIX])
-    return " ".join(out)
+    return key_of_normalized(normalize(text or ""))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -230,11 +237,14 @@ class CharNgramTfidf:
     alphabet) and weights them with scikit-learn's :class:`~sklearn.feature_extraction.text.TfidfTransformer`
     (smooth IDF, L2 rows).
 
+    ``max_df`` here is a corpus-wide cap (default none): :class:`DedupeIndex` caps common n-grams per
+    block instead (:class:`BlockedNeighbours`), so a small block never loses its only n-grams.
+
     ``fit_transform(docs) -> (len(docs), n_features)`` CSR float32; ``transform(docs)`` uses the fitted
     alphabet, vocabulary and IDF (unseen n-grams are ignored).
     """
 
-    def __init__(self, ngram_range: tuple[int, int] = (3, 4), max_df: float = 0.02, max_df_min_count: int = 50):
+    def __init__(self, ngram_range: tuple[int, int] = (3, 4), max_df: float = 1.0, max_df_min_count: int = 0):
         lo, hi = ngram_range
         if not (2 <= lo <= hi <= 4):
             raise ValueError("ngram_range must satisfy 2 <= min <= max <= 4")
@@ -243,7 +253,7 @@ class CharNgramTfidf:
         self.max_df_min_count = max_df_min_count
         self.alphabet_: np.ndarray | None = None  # sorted code points (space and NUL excluded)
         self.vocabulary_: np.ndarray | None = None  # sorted int64 n-gram keys, one per column
-        self.tfidf_: TfidfTransformer | None = None
+        self.tfidf_ = None  # sklearn TfidfTransformer once fitted
 
     # -- encoding ------------------------------------------------------------------------------------
 
@@ -327,6 +337,8 @@ class CharNgramTfidf:
         keep = df <= cap
         self.vocabulary_ = vocab[keep]
         counts = _select_columns(counts, keep)
+        from sklearn.feature_extraction.text import TfidfTransformer  # slow import: only when fitting
+
         self.tfidf_ = TfidfTransformer(norm="l2", use_idf=True, smooth_idf=True, sublinear_tf=False)
         if counts.shape[1] == 0 or counts.shape[0] == 0:
             self.tfidf_ = None
@@ -377,56 +389,144 @@ def _select_columns(m: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix((m.data[mask], new_index[m.indices[mask]], indptr), shape=(m.shape[0], int(keep.sum())))
 
 
-def blocked_topn(Q: sp.csr_matrix, q_blocks: np.ndarray, R: sp.csr_matrix, r_blocks: np.ndarray, top_n: int,
-                 min_cosine: float, workers: int = 1, max_df: float = 1.0, max_df_min_count: int = 0
-                 ) -> sp.coo_matrix:
-    """For each row of ``Q`` (``nq x V``), its ``top_n`` most similar rows of ``R`` (``nr x V``) *in the
-    same block* with cosine ``>= min_cosine`` (rows are L2-normalised, so the dot product is the cosine
-    before the cap below).
+
+
+class BlockedNeighbours:
+    """Reference rows ``R`` (``nr x V``, L2-normalised) for "top-n most similar rows *in the same block*"
+    queries. ``R`` must hold *every* row of the blocks it touches (the per-block n-gram cap counts them).
 
     Columns are re-keyed to (block, feature) pairs, which makes rows of different blocks orthogonal, so one
-    ``sp_matmul_topn`` call serves every block. ``R`` must hold *every* row of the blocks it touches: an
-    n-gram in more than ``max(max_df * block rows, max_df_min_count)`` rows of its block is dropped there
-    (the product's cost is the sum over columns of the squared column counts; DESIGN.md: ~178 s uncapped,
-    ~2 s with ``max_df`` 0.02 on 100k templated statements in one scope). Small blocks keep every n-gram.
-    Returns an ``nq x nr`` COO matrix of cosines.
+    ``sp_matmul_topn`` call serves every block. An n-gram in more than ``max(max_df * block rows,
+    max_df_min_count)`` rows of its block is dropped there: the product costs the sum over columns of the
+    squared column counts, and a template's common n-grams dominate it. Small blocks keep every n-gram.
     """
-    nq, nr = Q.shape[0], R.shape[0]
-    if nq == 0 or nr == 0 or R.nnz == 0 or Q.nnz == 0:
-        return sp.coo_matrix((nq, nr), dtype=np.float32)
-    V = np.int64(max(Q.shape[1], 1))
-    r_row = np.repeat(np.arange(nr), np.diff(R.indptr))
-    rb = r_blocks[r_row].astype(np.int64)
-    rkeys = rb * V + R.indices
-    uk, rcol = np.unique(rkeys, return_inverse=True)
-    if max_df < 1.0:
-        df = np.bincount(rcol, minlength=len(uk))
-        blocks, block_rows = np.unique(r_blocks, return_counts=True)
-        col_block = uk // V
-        cap = np.maximum(max_df * block_rows[np.searchsorted(blocks, col_block)], max_df_min_count)
-        keep_col = df <= cap
-        if not keep_col.all():
-            uk = uk[keep_col]
-            keep = keep_col[rcol]
-            rcol = (np.cumsum(keep_col) - 1)[rcol[keep]]
-            r_row = r_row[keep]
-            R_data = R.data[keep]
-        else:
-            R_data = R.data
-    else:
-        R_data = R.data
-    K = len(uk)
-    if K == 0:
-        return sp.coo_matrix((nq, nr), dtype=np.float32)
-    BT = sp.csr_matrix((R_data, (rcol, r_row)), shape=(K, nr))  # (block, feature) x R rows
-    q_row = np.repeat(np.arange(nq), np.diff(Q.indptr))
-    qkeys = q_blocks[q_row].astype(np.int64) * V + Q.indices
-    pos = np.minimum(np.searchsorted(uk, qkeys), K - 1)
-    ok = uk[pos] == qkeys
-    A = sp.csr_matrix((Q.data[ok], (q_row[ok], pos[ok])), shape=(nq, K))
-    threads = workers if workers and workers > 1 else None
-    C = sp_matmul_topn(A, BT, top_n=top_n, threshold=float(min_cosine) - 1e-6, n_threads=threads)
-    return C.tocoo()
+
+    def __init__(self, R: sp.csr_matrix, r_blocks: np.ndarray, max_df: float = 1.0, max_df_min_count: int = 0):
+        self.nr = R.shape[0]
+        self.V = np.int64(max(R.shape[1], 1))
+        r_row = np.repeat(np.arange(self.nr), np.diff(R.indptr))
+        rkeys = np.asarray(r_blocks, np.int64)[r_row] * self.V + R.indices
+        uk, rcol = np.unique(rkeys, return_inverse=True)
+        data = R.data
+        if max_df < 1.0 and len(uk):
+            df = np.bincount(rcol, minlength=len(uk))
+            blocks, block_rows = np.unique(r_blocks, return_counts=True)
+            cap = np.maximum(max_df * block_rows[np.searchsorted(blocks, uk // self.V)], max_df_min_count)
+            keep_col = df <= cap
+            if not keep_col.all():
+                keep = keep_col[rcol]
+                uk = uk[keep_col]
+                rcol = (np.cumsum(keep_col) - 1)[rcol[keep]]
+                r_row, data = r_row[keep], data[keep]
+        self.keys = uk
+        self.BT = sp.csr_matrix((data, (rcol, r_row)), shape=(len(uk), self.nr))  # (block, feature) x rows
+
+    def query(self, Q: sp.csr_matrix, q_blocks: np.ndarray, top_n: int, min_cosine: float,
+              workers: int = 1) -> sp.coo_matrix:
+        """``nq x nr`` COO matrix: for each row of ``Q`` its ``top_n`` best rows of ``R`` in the same block
+        with cosine ``>= min_cosine`` (itself included when it is in ``R``)."""
+        nq, K = Q.shape[0], len(self.keys)
+        if nq == 0 or K == 0 or Q.nnz == 0:
+            return sp.coo_matrix((nq, self.nr), dtype=np.float32)
+        from sparse_dot_topn import sp_matmul_topn
+
+        q_row = np.repeat(np.arange(nq), np.diff(Q.indptr))
+        qkeys = np.asarray(q_blocks, np.int64)[q_row] * self.V + Q.indices
+        pos = np.minimum(np.searchsorted(self.keys, qkeys), K - 1)
+        ok = self.keys[pos] == qkeys
+        A = sp.csr_matrix((Q.data[ok], (q_row[ok], pos[ok])), shape=(nq, K))
+        threads = workers if workers and workers > 1 else None
+        C = sp_matmul_topn(A, self.BT, top_n=top_n, threshold=float(min_cosine) - 1e-6, n_threads=threads)
+        return C.tocoo()
+
+
+# ----------------------------------------------------------------------------------------------------
+# The guard, in bulk
+# ----------------------------------------------------------------------------------------------------
+
+
+def _guard_chunk(args: tuple) -> list:
+    """Worker: ``guard`` over index pairs into ``texts``; each text analysed once."""
+    guard, texts, ia, ib = args
+    cache: dict[int, Analyzed] = {}
+
+    def an(i: int) -> Analyzed:
+        a = cache.get(i)
+        if a is None:
+            a = cache[i] = analyze(texts[i])
+        return a
+
+    return [guard(an(i), an(j)) for i, j in zip(ia, ib)]
+
+
+def _can_fork_work(guard: Guard, processes: int, n: int, min_pairs: int) -> bool:
+    """Worker processes are *forked* (spawn would re-import the caller's ``__main__``), so only when no
+    other Python thread runs (a fork copies one thread; a TUI worker thread must not be forked)."""
+    import multiprocessing
+
+    if processes <= 1 or n < min_pairs or threading.active_count() > 1:
+        return False
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    try:
+        pickle.dumps(guard)
+    except Exception:  # a lambda or closure: stay in-process
+        return False
+    return True
+
+
+def guard_pairs(texts: Sequence[str], ia: Sequence[int], ib: Sequence[int], groups: Sequence[int],
+                guard: Guard | None = None, processes: int = 1, min_parallel: int = 4000,
+                analyses: list | None = None) -> list:
+    """``guard(analyze(texts[i]), analyze(texts[j]))`` for each ``(i, j)`` in ``zip(ia, ib)`` (a reason or
+    None), every text analysed at most once per process. With ``processes > 1`` and at least
+    ``min_parallel`` pairs, pairs go to forked worker processes in chunks that keep each ``groups``
+    value (a block) together, so a text is analysed once overall. ``analyses``, when given, is a list
+    parallel to ``texts`` used (and filled) as the in-process cache."""
+    guard = guard or material_difference_analyzed
+    n = len(ia)
+    if n == 0:
+        return []
+    if _can_fork_work(guard, processes, n, min_parallel):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        order = np.argsort(np.asarray(groups), kind="stable")
+        g_sorted = np.asarray(groups)[order]
+        n_chunks = processes * 4
+        bounds = [0]
+        target = n / n_chunks
+        for k in range(1, n_chunks):  # cut at group boundaries near k * target
+            cut = int(np.searchsorted(g_sorted, g_sorted[min(int(k * target), n - 1)], side="left"))
+            if cut > bounds[-1]:
+                bounds.append(cut)
+        bounds.append(n)
+        payloads, index_lists = [], []
+        ia_a, ib_a = np.asarray(ia), np.asarray(ib)
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            idx = order[lo:hi]
+            if not len(idx):
+                continue
+            used, local = np.unique(np.concatenate([ia_a[idx], ib_a[idx]]), return_inverse=True)
+            m = len(idx)
+            payloads.append((guard, [texts[i] for i in used.tolist()], local[:m].tolist(), local[m:].tolist()))
+            index_lists.append(idx)
+        out: list = [None] * n
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=processes, mp_context=ctx) as ex:
+            for idx, res in zip(index_lists, ex.map(_guard_chunk, payloads)):
+                for k, r in zip(idx.tolist(), res):
+                    out[k] = r
+        return out
+    cache = analyses if analyses is not None else [None] * len(texts)
+
+    def an(i: int) -> Analyzed:
+        a = cache[i]
+        if a is None:
+            a = cache[i] = analyze(texts[i])
+        return a
+
+    return [guard(an(i), an(j)) for i, j in zip(ia, ib)]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -444,8 +544,8 @@ class _Unit:
         self.block = block
         self.norm = norm
         self.items: list[str] = []
-        self.text = text
-        self.key = match_key(text)
+        self.text = text  # the representative statement, analysed for the guard
+        self.key = key_of_normalized(norm)
         self.fp = fingerprint(text)
         self._an: Analyzed | None = None
 
@@ -458,16 +558,6 @@ class _Unit:
     @property
     def first(self) -> str:
         return self.items[0]
-
-
-@dataclass(frozen=True)
-class _PairInfo:
-    score: float
-    fp_equal: bool
-    reason: str | None  # guard reason or "marked not duplicates"
-
-    def agrees(self, floor: float) -> bool:
-        return self.reason is None and (self.fp_equal or self.score >= floor)
 
 
 class DedupeIndex:
@@ -485,7 +575,7 @@ class DedupeIndex:
     """
 
     def __init__(self, config: DedupeConfig | None = None, not_duplicates: Iterable[Iterable[str]] = (),
-                 guard: Callable[[Analyzed, Analyzed], str | None] | None = None):
+                 guard: Guard | None = None):
         self.config = config or DedupeConfig()
         self.guard = guard or material_difference_analyzed
         self._not_dup: dict[str, set[str]] = defaultdict(set)
@@ -508,16 +598,17 @@ class DedupeIndex:
         self._X: sp.csr_matrix | None = None
         self._row_block = np.zeros(0, np.int64)
         self._next_row = 0
-        self._adj: dict[int, dict[int, float]] = defaultdict(dict)
-        self._pair_cache: dict[tuple[int, int], _PairInfo] = {}
+        self._adj: dict[int, dict[int, float]] = defaultdict(dict)  # verified pairs (edges) -> score
+        self._rejected: dict[int, dict[int, str]] = defaultdict(dict)  # scored >= threshold, guard said no
+        self._pair_cache: dict[tuple[int, int], tuple[float, str | None | bool]] = {}
         self._clusters: dict[str, Cluster] = {}
         self._unit_cluster: dict[int, str] = {}
         self.last_dropped: list[str] = []
-        """Cluster ids that ceased to exist in the last build/add/remove/mark call."""
+        """Cluster ids that ceased to exist in the last add/remove/mark call."""
         self.rows_since_build = 0
         """Units transformed by ``add`` with the vocabulary fitted at ``build``."""
         self.stats: dict[str, float] = {}
-        """Sizes and phase timings (seconds) of the last ``build``."""
+        """Sizes and phase timings (seconds) of the last ``build`` or ``add``."""
 
     def _add_not_dup(self, pair: Iterable[str]) -> tuple[str, str] | None:
         ids = sorted(set(pair))
@@ -545,33 +636,34 @@ class DedupeIndex:
     # -- public API ----------------------------------------------------------------------------------
 
     def build(self, items: Iterable[DedupeItem]) -> list[Cluster]:
-        """Index ``items`` from scratch (fits the vectorizer) and return all clusters (sorted)."""
+        """Index ``items`` from scratch (fits the vectorizer) and return all clusters (sorted). A repeated
+        memory id keeps its last version."""
         self._reset()
         t0 = time.perf_counter()
         items = _unique_items(items)
-        new_units = self._insert(sorted(items, key=lambda i: (i.scope_key, i.type, normalize(i.statement), i.memory_id)))
-        rows = np.array(sorted(new_units), np.int64)
-        units = [self._units[r] for r in rows.tolist()]
+        norms = {i.memory_id: normalize(i.statement) for i in items if not i.stale}
+        order = sorted(items, key=lambda i: (i.scope_key, i.type, norms.get(i.memory_id, ""), i.memory_id))
+        self._insert(order, norms)
+        rows = np.arange(self._next_row, dtype=np.int64)  # units were created in sorted order: rows 0..n-1
+        units = [self._units[r] for r in range(self._next_row)]
         cfg = self.config
-        self._vec = CharNgramTfidf(cfg.ngram_range, max_df=1.0, max_df_min_count=0)  # capped per block
         t1 = time.perf_counter()
-        X = self._vec.fit_transform([u.key for u in units])
+        self._vec = CharNgramTfidf(cfg.ngram_range)  # the common-n-gram cap is applied per block
+        self._X = self._vec.fit_transform([u.key for u in units])
+        self._row_block = np.array([u.block for u in units], np.int64)
         if not units:
             self._vec = None  # nothing fitted: the next ``add`` builds
-        self._X = X  # row id == row of X: units are created in this (sorted) order, rows 0..n-1
-        self._row_block = np.full(self._next_row, -1, np.int64)
-        self._row_block[rows] = [u.block for u in units]
         t2 = time.perf_counter()
-        pairs = self._candidates(rows, rows)
+        pairs, scores = self._candidates(rows, rows)
         t3 = time.perf_counter()
-        self._verify_and_link(pairs)
+        n_guard = self._verify_and_link(pairs, scores)
         t4 = time.perf_counter()
-        self._clusters, self._unit_cluster = {}, {}
         self._recluster(set(self._units))
         t5 = time.perf_counter()
         self.last_dropped = []
         self.stats = {"items": len(self._items), "units": len(self._units), "blocks": len(self._block_keys),
-                      "features": self._X.shape[1], "candidate_pairs": int(len(pairs)),
+                      "features": int(self._X.shape[1]), "candidate_pairs": int(len(pairs)),
+                      "guarded_pairs": n_guard,
                       "verified_unit_pairs": sum(len(v) for v in self._adj.values()) // 2,
                       "seconds_prepare": round(t1 - t0, 3), "seconds_vectorize": round(t2 - t1, 3),
                       "seconds_candidates": round(t3 - t2, 3), "seconds_verify": round(t4 - t3, 3),
@@ -580,34 +672,37 @@ class DedupeIndex:
 
     def add(self, new_items: Iterable[DedupeItem]) -> list[Cluster]:
         """Check ``new_items`` against the index without a rebuild; return the new or changed clusters
-        (sorted). An item whose id is already indexed replaces the old version. Needs a prior ``build``
-        (an empty index is built from ``new_items``)."""
+        (sorted). An item whose id is already indexed replaces the old version. On an index never built
+        (or built from nothing comparable) this builds."""
         new_items = _unique_items(new_items)
-        if self._vec is None:  # never built
+        if self._vec is None:
             before = set(self._clusters)
             self.build([*self._items.values(), *new_items])
             return [c for c in self.clusters() if c.cluster_id not in before]
+        t0 = time.perf_counter()
         affected: set[int] = set()
         replaced = [i.memory_id for i in new_items if i.memory_id in self._items]
         if replaced:
             affected |= self._detach(replaced)
-        new_units = self._insert(new_items)
-        joined = {self._item_unit[i.memory_id] for i in new_items if i.memory_id in self._item_unit}
-        affected |= joined
-        fresh = sorted(new_units)
-        if fresh:
-            Xn = self._vec.transform([self._units[r].key for r in fresh])
+        first_new = self._next_row
+        self._insert(new_items, {i.memory_id: normalize(i.statement) for i in new_items if not i.stale})
+        affected |= {self._item_unit[i.memory_id] for i in new_items if i.memory_id in self._item_unit}
+        fresh = np.arange(first_new, self._next_row, dtype=np.int64)
+        n_pairs = n_guard = 0
+        if len(fresh):
+            Xn = self._vec.transform([self._units[r].key for r in fresh.tolist()])
             self.rows_since_build += len(fresh)
-            # new rows are consecutive ids right after the matrix's last row
-            assert fresh[0] == self._X.shape[0] and fresh[-1] == self._next_row - 1
             self._X = sp.vstack([self._X, Xn], format="csr")
-            self._row_block = np.concatenate([self._row_block, [self._units[r].block for r in fresh]]).astype(np.int64)
-            blocks = {self._units[r].block for r in fresh}
+            self._row_block = np.concatenate([self._row_block, [self._units[r].block for r in fresh.tolist()]])
+            blocks = {self._units[r].block for r in fresh.tolist()}
             ref = np.array(sorted(r for b in blocks for r in self._block_units[b]), np.int64)
-            pairs = self._candidates(np.array(fresh, np.int64), ref)
-            self._verify_and_link(pairs)
-        changed, dropped = self._recluster(affected | set(fresh))
+            pairs, scores = self._candidates(fresh, ref)
+            n_pairs = len(pairs)
+            n_guard = self._verify_and_link(pairs, scores)
+        changed, dropped = self._recluster(affected)
         self.last_dropped = dropped
+        self.stats = {"items": len(new_items), "new_units": int(len(fresh)), "candidate_pairs": int(n_pairs),
+                      "guarded_pairs": n_guard, "seconds": round(time.perf_counter() - t0, 3)}
         return changed
 
     def remove(self, memory_ids: Iterable[str]) -> list[Cluster]:
@@ -669,15 +764,14 @@ class DedupeIndex:
 
     # -- insertion / removal ---------------------------------------------------------------------------
 
-    def _insert(self, items: Sequence[DedupeItem]) -> set[int]:
-        """Record items; return the rows of units created. Stale items are stored, not unitised."""
-        created: set[int] = set()
+    def _insert(self, items: Sequence[DedupeItem], norms: dict[str, str]) -> None:
+        """Record items; stale ones are stored but get no unit. New units get consecutive row ids."""
         for it in items:
             self._items[it.memory_id] = it
             if it.stale:
                 continue
             block = self._block(it)
-            norm = normalize(it.statement)
+            norm = norms[it.memory_id]
             k = (block, norm)
             row = self._unit_by_norm.get(k)
             if row is None:
@@ -687,11 +781,8 @@ class DedupeIndex:
                 self._unit_by_norm[k] = row
                 self._units_by_fp[(block, unit.fp)].add(row)
                 self._block_units[block].add(row)
-                created.add(row)
-            unit = self._units[row]
-            _insort(unit.items, it.memory_id)
+            bisect.insort(self._units[row].items, it.memory_id)
             self._item_unit[it.memory_id] = row
-        return created
 
     def _detach(self, ids: Sequence[str]) -> set[int]:
         """Remove items; return the units (live or gone) whose clusters must be recomputed."""
@@ -711,6 +802,9 @@ class DedupeIndex:
                 affected.add(v)
                 self._adj[v].pop(row, None)
             self._adj.pop(row, None)
+            for v in list(self._rejected.get(row, {})):
+                self._rejected[v].pop(row, None)
+            self._rejected.pop(row, None)
             del self._units[row]
             del self._unit_by_norm[(unit.block, unit.norm)]
             fp_set = self._units_by_fp[(unit.block, unit.fp)]
@@ -724,43 +818,60 @@ class DedupeIndex:
 
     # -- candidates and verification ---------------------------------------------------------------------
 
-    def _candidates(self, q_rows: np.ndarray, r_rows: np.ndarray) -> np.ndarray:
-        """Candidate unit pairs ``(u, v)``, ``u < v``, int64 ``(m, 2)``: fingerprint groups touching
-        ``q_rows`` and TF-IDF top-n neighbours of ``q_rows`` among ``r_rows`` (same block)."""
+    def _score(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        units, cfg = self._units, self.config
+        if not len(a):
+            return np.zeros(0, np.float32)
+        return process.cpdist([units[r].key for r in a.tolist()], [units[r].key for r in b.tolist()],
+                              scorer=cfg.scorer, workers=cfg.workers, dtype=np.float32)
+
+    def _candidates(self, q_rows: np.ndarray, r_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Candidate unit pairs ``(m, 2)`` (``u < v``, unique, sorted) and their scores ``(m,)``:
+        fingerprint groups touching ``q_rows`` and TF-IDF neighbours of ``q_rows`` among ``r_rows``."""
         cfg = self.config
-        chunks: list[np.ndarray] = []
+        found_a: list[np.ndarray] = []
+        found_b: list[np.ndarray] = []
+        found_s: list[np.ndarray] = []
+        # stage 2: fingerprint groups
         q_set = set(q_rows.tolist())
-        seen_fp: set[tuple[int, str]] = set()
         fp_pairs: list[tuple[int, int]] = []
-        for r in q_rows.tolist():
-            u = self._units[r]
-            k = (u.block, u.fp)
-            if k in seen_fp:
-                continue
-            seen_fp.add(k)
-            group = sorted(self._units_by_fp.get(k, ()), key=lambda x: self._units[x].first)
+        for k in {(self._units[r].block, self._units[r].fp) for r in q_set}:
+            group = self._units_by_fp.get(k, ())
             if len(group) < 2:
                 continue
-            group = group[: cfg.max_fingerprint_group] if len(group) > cfg.max_fingerprint_group else group
+            group = sorted(group, key=lambda x: self._units[x].first)[: cfg.max_fingerprint_group]
             for i in range(len(group)):
                 for j in range(i + 1, len(group)):
                     if group[i] in q_set or group[j] in q_set:
                         fp_pairs.append((group[i], group[j]))
         if fp_pairs:
-            chunks.append(np.array(fp_pairs, np.int64))
+            fa = np.array([p[0] for p in fp_pairs], np.int64)
+            fb = np.array([p[1] for p in fp_pairs], np.int64)
+            found_a.append(fa), found_b.append(fb), found_s.append(self._score(fa, fb))
+        # stage 3: TF-IDF neighbours, with more neighbours for units whose list is full of good pairs
         if len(q_rows) and len(r_rows) and self._X is not None and self._X.shape[1]:
-            Q = self._X[q_rows]
-            R = Q if q_rows is r_rows else self._X[r_rows]
-            C = blocked_topn(Q, self._row_block[q_rows], R, self._row_block[r_rows], cfg.top_n + 1,
-                             cfg.min_cosine, cfg.workers, cfg.max_df, cfg.max_df_min_count)
-            a, b = q_rows[C.row], r_rows[C.col]
-            keep = a != b
-            chunks.append(np.stack([a[keep], b[keep]], axis=1))
-        if not chunks:
-            return np.zeros((0, 2), np.int64)
-        pairs = np.concatenate(chunks)
-        pairs = np.sort(pairs, axis=1)
-        return np.unique(pairs, axis=0)
+            ref = BlockedNeighbours(self._X[r_rows], self._row_block[r_rows], cfg.max_df, cfg.max_df_min_count)
+            rows, n = q_rows, cfg.top_n
+            while len(rows):
+                C = ref.query(self._X[rows], self._row_block[rows], n + 1, cfg.min_cosine, cfg.workers)
+                a, b = rows[C.row], r_rows[C.col]
+                keep = a != b
+                qi, a, b = C.row[keep], a[keep], b[keep]
+                s = self._score(a, b)
+                found_a.append(a), found_b.append(b), found_s.append(s)
+                if n >= cfg.max_top_n:
+                    break
+                returned = np.bincount(qi, minlength=len(rows))
+                passing = np.bincount(qi[s >= cfg.threshold], minlength=len(rows))
+                full = (returned >= n) & (passing >= cfg.expand_fraction * n)
+                rows, n = rows[full], min(n * 4, cfg.max_top_n)
+        if not found_a:
+            return np.zeros((0, 2), np.int64), np.zeros(0, np.float32)
+        a, b, s = np.concatenate(found_a), np.concatenate(found_b), np.concatenate(found_s)
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        code = lo * np.int64(self._next_row + 1) + hi
+        _, first = np.unique(code, return_index=True)
+        return np.stack([lo[first], hi[first]], axis=1), s[first]
 
     def _cannot_link(self, u: _Unit, v: _Unit) -> bool:
         nd = self._not_dup
@@ -772,43 +883,77 @@ class DedupeIndex:
                 return True
         return False
 
-    def _verify_and_link(self, pairs: np.ndarray) -> None:
-        """Score candidate pairs (batched rapidfuzz), apply the guards, store verified pairs as edges."""
+    def _verify_and_link(self, pairs: np.ndarray, scores: np.ndarray) -> int:
+        """Guard the candidate pairs that passed the score (or share a fingerprint) and store the verified
+        ones as edges, the refused ones in ``_rejected``. Returns how many pairs were guarded."""
         if not len(pairs):
-            return
-        cfg = self.config
-        units = self._units
-        us = [units[r] for r in pairs[:, 0].tolist()]
-        vs = [units[r] for r in pairs[:, 1].tolist()]
-        scores = process.cpdist([u.key for u in us], [v.key for v in vs], scorer=cfg.scorer,
-                                workers=cfg.workers, dtype=np.float32)
-        fp_equal = np.fromiter((u.fp == v.fp for u, v in zip(us, vs)), bool, len(us))
-        for i in np.flatnonzero((scores >= cfg.threshold) | fp_equal).tolist():
-            u, v = us[i], vs[i]
-            if self._cannot_link(u, v):
-                continue
-            if self.guard(u.analyzed, v.analyzed) is not None:
-                continue
-            s = float(scores[i])
-            self._adj[u.row][v.row] = s
-            self._adj[v.row][u.row] = s
+            return 0
+        cfg, units = self.config, self._units
+        passed = np.flatnonzero(scores >= cfg.threshold)
+        fp_only = [i for i in np.flatnonzero(scores < cfg.threshold).tolist()
+                   if units[int(pairs[i, 0])].fp == units[int(pairs[i, 1])].fp]
+        todo = []
+        for i in sorted(passed.tolist() + fp_only):
+            u, v = units[int(pairs[i, 0])], units[int(pairs[i, 1])]
+            if not self._cannot_link(u, v):
+                todo.append((u, v, float(scores[i])))
+        rows = sorted({x.row for u, v, _ in todo for x in (u, v)})
+        pos = {r: k for k, r in enumerate(rows)}
+        analyses = [units[r]._an for r in rows]
+        reasons = guard_pairs([units[r].text for r in rows], [pos[u.row] for u, _, _ in todo],
+                              [pos[v.row] for _, v, _ in todo], [u.block for u, _, _ in todo], self.guard,
+                              cfg.processes, cfg.parallel_min_pairs, analyses)
+        for r, an in zip(rows, analyses):
+            if an is not None:
+                units[r]._an = an
+        for (u, v, s), reason in zip(todo, reasons):
+            if reason is None:
+                self._adj[u.row][v.row] = s
+                self._adj[v.row][u.row] = s
+            else:
+                self._rejected[u.row][v.row] = reason
+                self._rejected[v.row][u.row] = reason
+        return len(todo)
 
-    def _pair(self, u: int, v: int) -> _PairInfo:
-        """Score, fingerprint equality and guard of two units (cached)."""
+    def _pair(self, u: int, v: int) -> tuple[float, bool]:
+        """(score, fingerprints equal) of two units; the score from the edge when there is one."""
+        s = self._adj.get(u, {}).get(v)
+        a, b = self._units[u], self._units[v]
+        if s is None:
+            k = (u, v) if u < v else (v, u)
+            hit = self._pair_cache.get(k)
+            if hit is None:
+                hit = self._pair_cache[k] = (float(np.float32(self.config.scorer(a.key, b.key))), True)
+            s = hit[0]
+        return s, a.fp == b.fp
+
+    def _guard_ok(self, u: int, v: int) -> bool:
+        """No guard reason and not marked "not duplicates" (cached; analyses units lazily)."""
+        if v in self._adj.get(u, {}):
+            return True
+        if v in self._rejected.get(u, {}):
+            return False
         k = (u, v) if u < v else (v, u)
-        info = self._pair_cache.get(k)
-        if info is None:
-            a, b = self._units[k[0]], self._units[k[1]]
-            if k[1] in self._adj.get(k[0], {}):
-                score = self._adj[k[0]][k[1]]
-            else:
-                score = float(np.float32(self.config.scorer(a.key, b.key)))
-            if self._cannot_link(a, b):
-                reason = "marked not duplicates"
-            else:
-                reason = self.guard(a.analyzed, b.analyzed)
-            info = self._pair_cache[k] = _PairInfo(score, a.fp == b.fp, reason)
-        return info
+        hit = self._pair_cache.get(k)
+        if hit is not None and hit[1] is not True:
+            return hit[1] is None
+        a, b = self._units[u], self._units[v]
+        reason = "marked not duplicates" if self._cannot_link(a, b) else self.guard(a.analyzed, b.analyzed)
+        s, _ = self._pair(u, v)
+        self._pair_cache[k] = (s, reason)
+        return reason is None
+
+    def _agrees(self, u: int, v: int) -> bool:
+        if v in self._adj.get(u, {}):
+            return True
+        s, fp_equal = self._pair(u, v)
+        return (fp_equal or s >= self.config.cluster_floor) and self._guard_ok(u, v)
+
+    def _verified(self, u: int, v: int) -> bool:
+        if v in self._adj.get(u, {}):
+            return True
+        s, fp_equal = self._pair(u, v)
+        return (fp_equal or s >= self.config.threshold) and self._guard_ok(u, v)
 
     # -- clustering -----------------------------------------------------------------------------------
 
@@ -833,18 +978,18 @@ class DedupeIndex:
     def _recluster(self, seeds: set[int]) -> tuple[list[Cluster], list[str]]:
         """Recompute the clusters of the components containing ``seeds``; return (new or changed clusters,
         ids of clusters that no longer exist)."""
-        old_ids = {self._unit_cluster[u] for u in seeds if u in self._unit_cluster}
         comps = self._components(seeds)
-        for comp in comps:
-            for u in comp:
-                cid = self._unit_cluster.get(u)
-                if cid:
-                    old_ids.add(cid)
-        old = {cid: self._clusters[cid] for cid in old_ids if cid in self._clusters}
-        for cid, c in old.items():
-            del self._clusters[cid]
-        for u in [u for u, cid in self._unit_cluster.items() if cid in old]:
-            del self._unit_cluster[u]
+        old_ids = {self._unit_cluster[u] for u in seeds if u in self._unit_cluster}
+        old_ids |= {self._unit_cluster[u] for comp in comps for u in comp if u in self._unit_cluster}
+        old = {cid: self._clusters.pop(cid) for cid in old_ids if cid in self._clusters}
+        for c in old.values():
+            for m in c.members:
+                u = self._item_unit.get(m)
+                if u is not None and self._unit_cluster.get(u) == c.cluster_id:
+                    del self._unit_cluster[u]
+        for u in seeds:  # units that are gone
+            if u not in self._units:
+                self._unit_cluster.pop(u, None)
         new: list[Cluster] = []
         for comp in comps:
             for group in self._cluster_component(comp):
@@ -861,21 +1006,20 @@ class DedupeIndex:
 
     def _cluster_component(self, comp: list[int]) -> list[list[int]]:
         """Greedy complete-linkage over one component (see the module docstring). Deterministic: edges in
-        order of score (desc), then the units' smallest member ids."""
-        cfg = self.config
-        units = self._units
+        order of score (desc), then the units' smallest member ids -- never row ids, which depend on
+        insertion order."""
         if len(comp) == 1:
             return [comp]
+        cfg, units = self.config, self._units
         first = {u: units[u].first for u in comp}
-        edges = sorted(
-            ((-s, *sorted((first[u], first[v])), u, v) for u in comp for v, s in self._adj[u].items() if u < v),
-        )
+        edges = sorted((-s, *sorted((first[u], first[v])), u, v)
+                       for u in comp for v, s in self._adj[u].items() if first[u] < first[v])
         group_of: dict[int, list[int]] = {u: [u] for u in comp}
         for _neg, _a, _b, u, v in edges:
             gu, gv = group_of[u], group_of[v]
             if gu is gv or len(gu) + len(gv) > cfg.max_cluster_units:
                 continue
-            if not all(self._pair(a, b).agrees(cfg.cluster_floor) for a in gu for b in gv):
+            if not all(self._agrees(a, b) for a in gu for b in gv):
                 continue
             merged = gu + gv
             if not any(self._is_centre(c, merged) for c in merged):
@@ -888,10 +1032,6 @@ class DedupeIndex:
                 seen.add(id(g))
                 out.append(g)
         return out
-
-    def _verified(self, u: int, v: int) -> bool:
-        info = self._pair(u, v)
-        return info.reason is None and (info.fp_equal or info.score >= self.config.threshold)
 
     def _is_centre(self, c: int, group: list[int]) -> bool:
         return all(self._verified(c, m) for m in group if m != c)
@@ -911,33 +1051,32 @@ class DedupeIndex:
             members.remove(worst)
         if len(members) < 2:
             return None
-        present = set(members)
-        groups_present = sorted({item_unit[m] for m in members})
+        present = sorted({item_unit[m] for m in members}, key=lambda u: self._units[u].first)
 
         def score(a: str, b: str) -> float:
             ua, ub = item_unit[a], item_unit[b]
-            return 100.0 if ua == ub else self._pair(ua, ub).score
+            return 100.0 if ua == ub else self._pair(ua, ub)[0]
 
-        centres = {u for u in groups_present if self._is_centre(u, groups_present)}
+        centres = {u for u in present if self._is_centre(u, present)} or set(present)
         n = len(members)
-        # mean score of each candidate to the others: a unit's items share their scores
-        mean: dict[str, float] = {}
-        for m in members:
-            if item_unit[m] not in centres:
-                continue
-            mean[m] = sum(score(m, o) for o in members if o != m) / (n - 1)
-        weight = {m: self._items[m].weight for m in members}
-        canonical = min(mean, key=lambda m: (-round(mean[m], 6), -weight[m], m))
+        by_unit_mean: dict[int, float] = {}
+        for u in centres:
+            m0 = next(m for m in members if item_unit[m] == u)
+            by_unit_mean[u] = round(sum(score(m0, o) for o in members if o != m0) / (n - 1), 6)
+        candidates = [m for m in members if item_unit[m] in centres]
+        canonical = min(candidates, key=lambda m: (-by_unit_mean[item_unit[m]], -self._items[m].weight, m))
         if n <= cfg.max_reported_pairs_members:
             pairs = [(members[i], members[j]) for i in range(n) for j in range(i + 1, n)]
         else:
             pairs = [pair_key(canonical, m) for m in members if m != canonical]
         scores = {pair_key(a, b): round(score(a, b), 2) for a, b in pairs}
-        all_scores = [score(members[i], members[j]) for i in range(n) for j in range(i + 1, n)] \
-            if n <= cfg.max_reported_pairs_members else list(scores.values())
-        best, worst = round(max(all_scores), 2), round(min(all_scores), 2)
-        fps = {self._units[u].fp for u in groups_present}
-        if len(groups_present) == 1:
+        unit_scores = [self._pair(present[i], present[j])[0]
+                       for i in range(len(present)) for j in range(i + 1, len(present))]
+        if len(present) < len(members):
+            unit_scores.append(100.0)
+        best, worst = round(max(unit_scores), 2), round(min(unit_scores), 2)
+        fps = {self._units[u].fp for u in present}
+        if len(present) == 1:
             method = "exact"
             explanation = f"{n} memories with the same normalised text."
         elif len(fps) == 1:
@@ -946,9 +1085,9 @@ class DedupeIndex:
                            f"(token_sort_ratio {worst:g}-{best:g}).")
         else:
             method = "fuzzy"
-            explanation = (f"{n} memories; token_sort_ratio on content words >= {cfg.threshold:g} between the "
-                           f"canonical and every member, every pair >= {cfg.cluster_floor:g} (lowest {worst:g}, "
-                           f"highest {best:g}); no differing identifier, negation or number.")
+            explanation = (f"{n} memories; token_sort_ratio of content words >= {cfg.threshold:g} between the "
+                           f"canonical and every member and >= {cfg.cluster_floor:g} between any two "
+                           f"(lowest {worst:g}, highest {best:g}); no differing identifier, negation or number.")
         scope, typ = self._block_keys[units[0].block]
         digest = hashlib.sha1("\x1f".join([scope, typ, *members]).encode("utf-8")).hexdigest()[:16]
         return Cluster(cluster_id=f"dup-{digest}", scope_key=scope, type=typ, members=tuple(members),
@@ -962,13 +1101,14 @@ class DedupeIndex:
 
 
 def exhaustive_pairs(items: Iterable[DedupeItem], config: DedupeConfig | None = None,
-                     not_duplicates: Iterable[Iterable[str]] = (),
-                     guard: Callable[[Analyzed, Analyzed], str | None] | None = None) -> set[tuple[str, str]]:
+                     not_duplicates: Iterable[Iterable[str]] = (), guard: Guard | None = None,
+                     timings: dict | None = None) -> set[tuple[str, str]]:
     """Every item pair ``(a, b)``, ``a < b``, of the same ``(scope_key, type)``, neither stale, whose
-    score (the configured rapidfuzz scorer on match keys, computed with ``rapidfuzz.process.cdist`` per
-    block) is ``>= threshold`` or whose normalised texts or fingerprints are equal, and that passes the
-    same guard and ``not_duplicates``. ``O(sum of block sizes squared)``: the reference the index's
-    recall is measured against.
+    score (the configured scorer on match keys, ``rapidfuzz.process.cdist`` over each whole block) is
+    ``>= threshold`` or whose fingerprints are equal, not in ``not_duplicates``, and -- unless their
+    normalised texts are equal -- with no guard reason (:func:`guard_pairs`, same processes as the index).
+    ``O(sum of squared block sizes)``: the reference the index's recall is measured against.
+    ``timings``, when given, receives ``compare`` and ``guard`` seconds.
     """
     cfg = config or DedupeConfig()
     guard = guard or material_difference_analyzed
@@ -977,21 +1117,22 @@ def exhaustive_pairs(items: Iterable[DedupeItem], config: DedupeConfig | None = 
     for it in _unique_items(items):
         if not it.stale:
             blocks[(it.scope_key, it.type)].append(it)
+    t0 = time.perf_counter()
+    texts: list[str] = []
+    ids: list[str] = []
+    ia: list[int] = []
+    ib: list[int] = []
+    groups: list[int] = []
     out: set[tuple[str, str]] = set()
-    cache: dict[str, Analyzed] = {}
-
-    def an(it: DedupeItem) -> Analyzed:
-        a = cache.get(it.memory_id)
-        if a is None:
-            a = cache[it.memory_id] = analyze(it.statement)
-        return a
-
-    for members in blocks.values():
+    for g, key in enumerate(sorted(blocks)):
+        members = sorted(blocks[key], key=lambda i: i.memory_id)
         if len(members) < 2:
             continue
-        members.sort(key=lambda i: i.memory_id)
-        keys = [match_key(i.statement) for i in members]
+        base = len(texts)
+        texts.extend(i.statement for i in members)
+        ids.extend(i.memory_id for i in members)
         norms = [normalize(i.statement) for i in members]
+        keys = [key_of_normalized(x) for x in norms]
         fps = [fingerprint(i.statement) for i in members]
         m = process.cdist(keys, keys, scorer=cfg.scorer, score_cutoff=cfg.threshold, dtype=np.float32,
                           workers=cfg.workers)
@@ -1004,12 +1145,21 @@ def exhaustive_pairs(items: Iterable[DedupeItem], config: DedupeConfig | None = 
                 hit[np.ix_(idx, idx)] = True
         ii, jj = np.nonzero(np.triu(hit, 1))
         for i, j in zip(ii.tolist(), jj.tolist()):
-            a, b = members[i], members[j]
-            if frozenset((a.memory_id, b.memory_id)) in nd:
+            a, b = members[i].memory_id, members[j].memory_id
+            if frozenset((a, b)) in nd:
                 continue
-            if norms[i] != norms[j] and guard(an(a), an(b)) is not None:
-                continue
-            out.add(pair_key(a.memory_id, b.memory_id))
+            if norms[i] == norms[j]:
+                out.add(pair_key(a, b))
+            else:
+                ia.append(base + i), ib.append(base + j), groups.append(g)
+    t1 = time.perf_counter()
+    reasons = guard_pairs(texts, ia, ib, groups, guard, cfg.processes, cfg.parallel_min_pairs)
+    for i, j, r in zip(ia, ib, reasons):
+        if r is None:
+            out.add(pair_key(ids[i], ids[j]))
+    if timings is not None:
+        timings["compare"] = round(t1 - t0, 3)
+        timings["guard"] = round(time.perf_counter() - t1, 3)
     return out
 
 
@@ -1025,9 +1175,3 @@ def _unique_items(items: Iterable[DedupeItem]) -> list[DedupeItem]:
         by_id.pop(it.memory_id, None)
         by_id[it.memory_id] = it
     return list(by_id.values())
-
-
-def _insort(lst: list[str], x: str) -> None:
-    import bisect
-
-    bisect.insort(lst, x)
