@@ -9,8 +9,18 @@ asserts duplicate precision and recall >= 0.90 and conflict precision >= 0.85 (c
 reported, not asserted).
 
 The first 340 pairs were written before the rules; the rules were then tuned on them. The pairs
-marked "batch 2" and "batch 3" in their note were written afterwards and run blind before any
-further change, to estimate how the rules generalise; the test prints the metrics per batch.
+marked "batch 2" and "batch 3" in their note were written afterwards, each run blind once before
+the rules changed again, to estimate how the rules generalise. Blind, first run:
+
+* batch 2 (69 pairs): duplicate precision 0.870, recall 1.000; conflict precision 0.938, recall
+  0.750 -- the misses led to the one-word-swap difference, "at least / at most" and the
+  article-before-object rule;
+* batch 3 (42 pairs): duplicate precision 1.000, recall 1.000; conflict precision 0.900, recall
+  0.692 -- the misses led to the verb-after-the-difference rule ("Kafka topic orders.v1 has ..." is a
+  subject), "oldest / newest", and judging a negation by its own clause.
+
+So expect conflict recall around 0.7-0.85 and precision around 0.9 on statements unlike these; the
+test prints the current metrics per batch too (no longer blind).
 
 Known weaknesses of the (lexical) rules, visible in the misses:
 
@@ -41,8 +51,7 @@ KINDS = ("duplicate", "conflict", "related", "unrelated")
 
 
 def _load() -> list[dict]:
-    pairs = yaml.safe_load(DATA.read_text(encoding="utf-8"))["pairs"]
-    return pairs
+    return yaml.safe_load(DATA.read_text(encoding="utf-8"))["pairs"]
 
 
 def _matrix(rows: list[tuple[str, str]]) -> Counter:
@@ -57,7 +66,8 @@ def _precision_recall(cm: Counter, kind: str) -> tuple[float, float]:
 
 
 def _render(cm: Counter, title: str) -> str:
-    lines = [title, f"{'gold \\ predicted':<18}" + "".join(f"{k:>11}" for k in KINDS) + f"{'total':>8}"]
+    header = "gold / predicted"
+    lines = [title, f"{header:<18}" + "".join(f"{k:>11}" for k in KINDS) + f"{'total':>8}"]
     for gold in KINDS:
         row = [cm[(gold, pred)] for pred in KINDS]
         lines.append(f"{gold:<18}" + "".join(f"{n:>11}" for n in row) + f"{sum(row):>8}")
@@ -103,11 +113,11 @@ def test_duplicate_and_conflict_quality_at_default_thresholds(judged):
     for batch in ("batch 2", "batch 3"):
         part = [(p["label"], k) for p, k, _, _ in judged if p["note"].startswith(batch)]
         if part:
-            report += "\n\n" + _render(_matrix(part), f"{batch} (written after tuning, run blind): {len(part)}")
+            report += "\n\n" + _render(_matrix(part), f"{batch} (written after the first tuning): {len(part)}")
     misses = [
         f"  {pair['label']} -> {kind} ({score:.0f}) {pair['a']!r} / {pair['b']!r} {list(reasons)}"
         for pair, kind, reasons, score in judged
-        if kind != pair["label"] and "duplicate" in (kind, pair["label"]) or kind != pair["label"] and "conflict" in (kind, pair["label"])
+        if kind != pair["label"] and {kind, pair["label"]} & {"duplicate", "conflict"}
     ]
     report += "\n\nduplicate/conflict misses:\n" + "\n".join(misses)
     print("\n" + report)

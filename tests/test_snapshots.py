@@ -85,3 +85,30 @@ def test_health_screen(snap_compare, tmp_path):
         await _settled(pilot)
 
     assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 36), run_before=run_before)
+
+
+def test_duplicates_screen(snap_compare, tmp_path):
+    async def run_before(pilot):
+        await _settled(pilot)
+        await pilot.press("d")
+        await _settled(pilot)
+
+    assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 36), run_before=run_before)
+
+
+def test_conflicts_screen(snap_compare, tmp_path):
+    async def run_before(pilot):
+        await _settled(pilot)
+        await pilot.press("c")
+        await _settled(pilot)
+
+    assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 36), run_before=run_before)
+
+
+def test_compaction_screen(snap_compare, tmp_path):
+    async def run_before(pilot):
+        await _settled(pilot)
+        await pilot.press("p")
+        await _settled(pilot)
+
+    assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 36), run_before=run_before)

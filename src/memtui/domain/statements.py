@@ -566,9 +566,9 @@ def analyze(text: str, _clauses: bool = True) -> Analyzed:
             continue
         if "-" in low and _is_kebab_name(low) and not any(p in id_keys for p in low.split("-")):
             parts = tuple(_stem(p) for p in low.split("-"))
+            tk.surface.setdefault(low, raw)
             tk.emit(low, low, name=True, key=parts)
             tk.names.add(low)
-            tk.surface.setdefault(low, raw)
             tk.words.update(parts)
             tk.words.add(low)
             after_number = pending_non = False
@@ -635,9 +635,9 @@ def analyze(text: str, _clauses: bool = True) -> Analyzed:
             if cap or (not w.isalpha() and _HAS_DIGIT.search(w)):
                 # a name (Redis, argon2): kept as written, lower-cased, not stemmed
                 alias = _NAME_ALIASES.get(w, w)
+                tk.surface.setdefault(alias, part)
                 tk.emit(alias, w, name=True, key=(alias,))
                 tk.names.add(alias)
-                tk.surface.setdefault(alias, part)
                 tk.words.add(w)
                 tk.words.add(_stem(w))
                 continue

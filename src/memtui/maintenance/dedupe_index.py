@@ -535,7 +535,9 @@ def guard_pairs(texts: Sequence[str], ia: Sequence[int], ib: Sequence[int], grou
 
 
 class _Unit:
-    """Items of one block with the same normalised text."""
+    """Items of one block with the same normalised text. ``text`` is the representative statement the
+    guard analyses: at ``build`` the item ranked first by :func:`_rep_rank`; an item joining later
+    through ``add`` does not replace it."""
 
     __slots__ = ("row", "block", "norm", "items", "text", "key", "fp", "_an")
 
@@ -642,7 +644,8 @@ class DedupeIndex:
         t0 = time.perf_counter()
         items = _unique_items(items)
         norms = {i.memory_id: normalize(i.statement) for i in items if not i.stale}
-        order = sorted(items, key=lambda i: (i.scope_key, i.type, norms.get(i.memory_id, ""), i.memory_id))
+        # units are created in this order, so the first item of a unit is its representative
+        order = sorted(items, key=lambda i: (i.scope_key, i.type, norms.get(i.memory_id, ""), *_rep_rank(i)))
         self._insert(order, norms)
         rows = np.arange(self._next_row, dtype=np.int64)  # units were created in sorted order: rows 0..n-1
         units = [self._units[r] for r in range(self._next_row)]
@@ -1104,11 +1107,14 @@ def exhaustive_pairs(items: Iterable[DedupeItem], config: DedupeConfig | None = 
                      not_duplicates: Iterable[Iterable[str]] = (), guard: Guard | None = None,
                      timings: dict | None = None) -> set[tuple[str, str]]:
     """Every item pair ``(a, b)``, ``a < b``, of the same ``(scope_key, type)``, neither stale, whose
-    score (the configured scorer on match keys, ``rapidfuzz.process.cdist`` over each whole block) is
-    ``>= threshold`` or whose fingerprints are equal, not in ``not_duplicates``, and -- unless their
-    normalised texts are equal -- with no guard reason (:func:`guard_pairs`, same processes as the index).
-    ``O(sum of squared block sizes)``: the reference the index's recall is measured against.
-    ``timings``, when given, receives ``compare`` and ``guard`` seconds.
+    score (the configured scorer on match keys, ``rapidfuzz.process.cdist`` over each whole block, every
+    item against every item) is ``>= threshold`` or whose fingerprints are equal, not in
+    ``not_duplicates``, and -- unless their normalised texts are equal -- with no guard reason
+    (:func:`guard_pairs`, same processes as the index). As in the index, the guard reads the
+    representative text of each group of items with the same normalised text (:func:`_rep_rank`: the
+    guard is case-sensitive, so "the invoice tests ... wiremock" and "The invoice tests ... WireMock" must
+    not be judged differently). ``O(sum of squared block sizes)``: the reference the index's recall is
+    measured against. ``timings``, when given, receives ``compare`` and ``guard`` seconds.
     """
     cfg = config or DedupeConfig()
     guard = guard or material_difference_analyzed
@@ -1129,9 +1135,12 @@ def exhaustive_pairs(items: Iterable[DedupeItem], config: DedupeConfig | None = 
         if len(members) < 2:
             continue
         base = len(texts)
-        texts.extend(i.statement for i in members)
-        ids.extend(i.memory_id for i in members)
         norms = [normalize(i.statement) for i in members]
+        rep: dict[str, DedupeItem] = {}
+        for it, nm in sorted(zip(members, norms), key=lambda x: _rep_rank(x[0])):
+            rep.setdefault(nm, it)
+        texts.extend(rep[nm].statement for nm in norms)
+        ids.extend(i.memory_id for i in members)
         keys = [key_of_normalized(x) for x in norms]
         fps = [fingerprint(i.statement) for i in members]
         m = process.cdist(keys, keys, scorer=cfg.scorer, score_cutoff=cfg.threshold, dtype=np.float32,
@@ -1166,6 +1175,13 @@ def exhaustive_pairs(items: Iterable[DedupeItem], config: DedupeConfig | None = 
 # ----------------------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------------------
+
+
+def _rep_rank(item: DedupeItem) -> tuple[int, str]:
+    """Sort key choosing a unit's representative -- the text the guard analyses -- among items with the
+    same normalised text: the most capital letters (identifiers stay recognisable: "OrderValidator",
+    not "ordervalidator"), then the smallest memory id."""
+    return (-sum(1 for c in item.statement if c.isupper()), item.memory_id)
 
 
 def _unique_items(items: Iterable[DedupeItem]) -> list[DedupeItem]:
