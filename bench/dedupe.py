@@ -247,6 +247,30 @@ NEGATABLE = [
     ("{C} retries failed {noun} calls.", "{C} does not retry failed {noun} calls."),
 ]
 
+# Composed facts: subject (a class or method) x verb x object x condition -- thousands of distinct claims
+# per scope, so a large block is not one template repeated. Renderings: active, passive, fronted
+# condition, "always".
+VERBS3 = [("validates", "validated"), ("caches", "cached"), ("publishes", "published"), ("logs", "logged"),
+          ("rejects", "rejected"), ("serialises", "serialised"), ("encrypts", "encrypted"),
+          ("compresses", "compressed"), ("deduplicates", "deduplicated"), ("sorts", "sorted"),
+          ("filters", "filtered"), ("batches", "batched"), ("signs", "signed"), ("indexes", "indexed"),
+          ("archives", "archived"), ("normalises", "normalised"), ("retries", "retried"), ("locks", "locked"),
+          ("paginates", "paginated"), ("streams", "streamed"), ("exports", "exported"), ("imports", "imported"),
+          ("aggregates", "aggregated"), ("redacts", "redacted"), ("hashes", "hashed"), ("reorders", "reordered"),
+          ("throttles", "throttled"), ("buffers", "buffered"), ("persists", "persisted"), ("emits", "emitted")]
+OBJECTS = ["{noun} events", "{noun} ids", "audit records", "HTTP headers", "{noun} payloads", "price lists",
+           "tax lines", "webhook signatures", "{noun} snapshots", "search results", "session tokens",
+           "{noun} line items", "currency amounts", "error responses", "outbound emails", "{noun} exports",
+           "feature flags", "retry attempts", "JWT claims", "{noun} metrics", "database rows", "Kafka messages",
+           "cache keys", "{noun} totals", "idempotency keys", "customer addresses", "{noun} status changes",
+           "scheduled jobs", "file uploads", "query parameters"]
+CONDITIONS = ["before the transaction commits", "on every request", "only in production", "when the cache is cold",
+              "after {n} consecutive failures", "for {noun} updates", "in UTC", "using {lib}", "together with {C2}",
+              "behind the {noun} feature flag", "in batches of {n}", "at most once per {noun}", "during nightly runs",
+              "for requests above {n} KB", "while holding the {noun} lock", "before calling {C2}",
+              "after {C2} returns", "for every tenant", "only for admin users", "when {C2} is unavailable"]
+FAMILY_CAP = 6  # facts per (block, family): a scope does not repeat one template endlessly
+
 SYNONYMS = [("uses", "relies on"), (" via ", " through "), ("must", "has to"), ("is used", "gets used"),
             ("returns", "gives back"), (" in ", " inside "), ("stores", "saves"), ("runs", "executes"),
             ("Use ", "Prefer "), ("before", "prior to"), ("is kept", "is stored"), ("live", "reside")]
@@ -257,6 +281,20 @@ QUALIFIERS = [("is ", "is always "), ("are ", "are always "), ("runs ", "current
 # ------------------------------------------------------------------------------------------------
 # Generator
 # ------------------------------------------------------------------------------------------------
+
+
+class _Used(set):
+    """Fact identities used in one block, and how many facts each template family has there."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.families: Counter = Counter()
+
+    def count(self, family) -> int:  # type: ignore[override]
+        return self.families[family]
+
+    def add_family(self, family) -> None:
+        self.families[family] += 1
 
 
 class Scope:
@@ -287,7 +325,7 @@ class Generator:
         # heavy-tailed block weights: a few blocks of ~1% of all statements, most small
         self.weights = [1.0 / (i + 12) for i in range(len(blocks))]
         self.fact_seq = 0
-        self.used: dict[int, set] = defaultdict(set)
+        self.used: dict[int, _Used] = defaultdict(_Used)
 
     def _scope(self, key: str, module: str) -> Scope:
         R = self.R
@@ -319,16 +357,25 @@ class Generator:
         """A fact unique in its block: family + slots (+ which side, for negatable claims)."""
         R = self.R
         scope, typ = self.blocks[block_index]
+        used = self.used[block_index]
         for _ in range(50):
-            if R.random() < 0.08:
+            r = R.random()
+            if r < 0.06:
                 fam = ("neg", R.randrange(len(NEGATABLE)), R.randrange(2))
-            else:
+            elif r < 0.45:
                 cands = [i for i, (types, _) in enumerate(FAMILIES) if typ in types] or list(range(len(FAMILIES)))
                 fam = ("fam", R.choice(cands), 0)
+                if used.count(("fam", fam[1])) >= FAMILY_CAP:
+                    continue
+            else:
+                fam = ("comp", (R.randrange(len(VERBS3)), R.randrange(len(OBJECTS)), R.randrange(len(CONDITIONS))),
+                       R.random() < 0.3)
             slots = self._slots(scope)
             ident = (fam, tuple(sorted(slots.items())))
-            if ident not in self.used[block_index]:
-                self.used[block_index].add(ident)
+            if ident not in used:
+                used.add(ident)
+                if fam[0] == "fam":
+                    used.add_family(("fam", fam[1]))
                 break
         self.fact_seq += 1
         return {"id": self.fact_seq, "block": block_index, "fam": fam, "slots": slots}
@@ -340,6 +387,13 @@ class Generator:
         fam, slots = fact["fam"], dict(fact["slots"])
         if fam[0] == "neg":
             fam = (fam[0], fam[1], 1 - fam[2])
+        elif fam[0] == "comp" and R.random() < 0.5 and "{n}" in CONDITIONS[fam[1][2]]:
+            slots["n"] = R.choice([x for x in [2, 3, 4, 6, 12, 25, 60, 120, 300, 2000] if x != slots["n"]])
+        elif fam[0] == "comp":
+            others = [c for c in scope.classes if c not in (slots["C"], slots["C2"])]
+            if not others:
+                return None
+            slots["C"] = R.choice(others)
         elif R.random() < 0.5 and "{n}" in "".join(FAMILIES[fam[1]][1]):
             slots["n"] = R.choice([x for x in [2, 3, 4, 6, 12, 25, 60, 120, 300, 2000] if x != slots["n"]])
         else:
@@ -360,10 +414,21 @@ class Generator:
         slots = fact["slots"]
         if kind == "neg":
             template = NEGATABLE[fi][side]
+        elif kind == "comp":
+            vi, oi, ci = fi
+            v3, pp = VERBS3[vi]
+            subj = "{C}.{m}" if side else "{C}"
+            obj, cond = OBJECTS[oi], CONDITIONS[ci]
+            forms = [f"{subj} {v3} {obj} {cond}.", f"{obj} are {pp} by {subj} {cond}.",
+                     f"{cond}, {subj} {v3} {obj}.", f"{subj} always {v3} {obj} {cond}."]
+            template = forms[0] if first else R.choice(forms)
+            s = template.format(**slots)
+            s = s[0].upper() + s[1:]
         else:
             variants = FAMILIES[fi][1]
             template = variants[0] if first else R.choice(variants)
-        s = template.format(**slots)
+        if kind != "comp":
+            s = template.format(**slots)
         if first:
             return s
         ops = 0

@@ -1379,7 +1379,7 @@ def build_records(sp: Spans) -> dict:
                state="active", confidence=0.8, review="approved",
                proposed_by=agent("wf_01J1GRAPH"), created="2026-06-20T12:00:00Z",
                tags=["validation"], invalidationPolicy=[{"edgeRemoved": edge}]),
-        memory("mem_registry_stores_rules", "code_fact", "RuleRegistry stores validation rules.",
+        memory("mem_registry_stores_rules", "code_fact", "RuleRegistry holds every registered ValidationRule in a LinkedHashMap.",
                scope(V),
                [sp.ev("file_span", P_REGISTRY, (rules_field[0], register[1]), status=ok)],
                state="active", confidence=0.8, review="approved",
