@@ -413,7 +413,7 @@ class Generator:
         kind, fi, side = fact["fam"]
         slots = fact["slots"]
         if kind == "neg":
-            template = NEGATABLE[fi][side]
+            s = NEGATABLE[fi][side].format(**slots)
         elif kind == "comp":
             vi, oi, ci = fi
             v3, pp = VERBS3[vi]
@@ -421,14 +421,11 @@ class Generator:
             obj, cond = OBJECTS[oi], CONDITIONS[ci]
             forms = [f"{subj} {v3} {obj} {cond}.", f"{obj} are {pp} by {subj} {cond}.",
                      f"{cond}, {subj} {v3} {obj}.", f"{subj} always {v3} {obj} {cond}."]
-            template = forms[0] if first else R.choice(forms)
-            s = template.format(**slots)
+            s = (forms[0] if first else R.choice(forms)).format(**slots)
             s = s[0].upper() + s[1:]
         else:
             variants = FAMILIES[fi][1]
-            template = variants[0] if first else R.choice(variants)
-        if kind != "comp":
-            s = template.format(**slots)
+            s = (variants[0] if first else R.choice(variants)).format(**slots)
         if first:
             return s
         ops = 0
