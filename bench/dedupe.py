@@ -2,8 +2,7 @@
 
 Generates ``--n`` realistic code-base memory statements (seeded): about 60 repositories, each with a
 repository-wide scope and path scopes, six memory types, so several thousand (scope, type) blocks with a
-heavy-tailed size distribution (a few blocks of about a thousand statements, most of a few to a few
-dozen). Every statement renders one *fact* -- a template family (about 40, each with 3-4 paraphrases)
+heavy-tailed size distribution (at 100k the largest about 4,800 statements, the median about 5). Every statement renders one *fact* -- a template family (about 40, each with 3-4 paraphrases)
 filled with the scope's own classes, methods, numbers, paths -- and a fact rendered more than once is a
 known duplicate group. Renderings differ by paraphrase, case, punctuation, backticks, a filler prefix,
 synonyms, a qualifier, a typo or a unit spelling. Hard negatives sit in the same blocks: facts that differ
@@ -322,8 +321,8 @@ class Generator:
         blocks = [(s, t) for s in self.scopes for t in TYPES]
         R.shuffle(blocks)
         self.blocks = blocks
-        # heavy-tailed block weights: a few blocks of ~1% of all statements, most small
-        self.weights = [1.0 / (i + 12) for i in range(len(blocks))]
+        # heavy-tailed block weights: the largest block ~5% of all statements, the median a handful
+        self.weights = [1.0 / (i + 4) ** 1.1 for i in range(len(blocks))]
         self.fact_seq = 0
         self.used: dict[int, _Used] = defaultdict(_Used)
 

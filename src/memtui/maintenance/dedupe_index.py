@@ -162,12 +162,12 @@ class DedupeConfig:
     """Neighbour lists of units whose list came back full with at least ``expand_fraction`` of it at or
     above the threshold are asked again with 4x as many, up to this."""
     expand_fraction: float = 0.5
-    min_cosine: float = 0.1
+    min_cosine: float = 0.2
     """TF-IDF cosine below which a neighbour is not a candidate."""
     ngram_range: tuple[int, int] = (3, 4)
     max_df: float = 0.02
     """Per block: n-grams in more than ``max(max_df * block units, max_df_min_count)`` units are dropped."""
-    max_df_min_count: int = 50
+    max_df_min_count: int = 1000
     max_cluster_units: int = 50
     max_fingerprint_group: int = 200
     """A fingerprint group larger than this contributes pairs among its first units (sorted) only."""
