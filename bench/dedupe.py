@@ -679,7 +679,7 @@ def main(argv: list[str] | None = None) -> int:
         "incremental_matches_full": round(matches, 4),
         "threshold": cfg.threshold,
         "cluster_floor": cfg.cluster_floor,
-        "scorer": getattr(cfg.scorer, "__name__", str(cfg.scorer)),
+        "scorer": "mean(" + ", ".join(getattr(f, "__name__", str(f)) for f in cfg.scorers) + ") on match keys",
         "top_n": cfg.top_n,
         "min_cosine": cfg.min_cosine,
         "max_df": cfg.max_df,

@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from memtui.domain.compaction import CompactionCandidate, propose
-from memtui.maintenance.jobs import JobResult, fail_job, finish_job, start_job
+from memtui.maintenance.jobs import JobResult, job_transaction
 from memtui.store.models import CompactionProposal, DuplicateCluster, Evidence, Memory
 
 STALE_STATUSES = ("changed", "deleted", "unverifiable")
@@ -24,71 +24,60 @@ def propose_compactions(engine: Engine, now: datetime, *, repository_id: str | N
 
     A proposal already decided (accepted or rejected) is never proposed again. Idempotent.
     """
-    result = start_job(engine, "compaction", repository_id=repository_id, dry_run=dry_run, clock=now)
-    try:
-        with Session(engine) as session, session.begin():
-            q = select(Memory).where(Memory.state.in_(["candidate", "approved", "active"]))
-            if repository_id is not None:
-                q = q.where(Memory.repository_id == repository_id)
-            memories = list(session.exec(q.order_by(Memory.memory_id)))
-            ids = {m.memory_id for m in memories}
-            anchors: dict[str, set[str]] = defaultdict(set)
-            stale: set[str] = set()
-            for mid, path, symbol, status in session.exec(
-                    select(Evidence.memory_id, Evidence.path, Evidence.symbol, Evidence.status)):
-                if mid not in ids:
-                    continue
-                if path:
-                    anchors[mid].add(path)
-                if symbol:
-                    anchors[mid].add(symbol)
-                if status in STALE_STATUSES:
-                    stale.add(mid)
-            clustered = {m for c in session.exec(select(DuplicateCluster).where(DuplicateCluster.status == "open"))
-                         for m in c.members}
-            candidates = [CompactionCandidate(
-                m.memory_id, m.type, m.state, m.statement, m.tenant_id, m.repository_id, m.module_path,
-                frozenset(anchors[m.memory_id]), stale=m.memory_id in stale, conflicted=m.conflict_state == "open",
-                in_duplicate_cluster=m.memory_id in clustered) for m in memories]
-            proposals = propose(candidates)
-            result.selected = len(candidates)
-            existing = {p.proposal_id: p for p in session.exec(select(CompactionProposal))}
-            fresh_ids = {p.proposal_id for p in proposals}
-            new: list[dict[str, Any]] = []
-            for p in proposals:
-                if p.proposal_id in existing:
-                    row = existing[p.proposal_id]
-                    if row.status == "stale" and not dry_run:
-                        row.status = "open"
-                        session.add(row)
-                        result.updated += 1
-                    continue
-                new.append({"proposalId": p.proposal_id, "members": list(p.members)})
+    with job_transaction(engine, "compaction", repository_id=repository_id, dry_run=dry_run, clock=now) as (session, result):
+        q = select(Memory).where(Memory.state.in_(["candidate", "approved", "active"]))
+        if repository_id is not None:
+            q = q.where(Memory.repository_id == repository_id)
+        memories = list(session.exec(q.order_by(Memory.memory_id)))
+        ids = {m.memory_id for m in memories}
+        anchors: dict[str, set[str]] = defaultdict(set)
+        stale: set[str] = set()
+        for mid, path, symbol, status in session.exec(
+                select(Evidence.memory_id, Evidence.path, Evidence.symbol, Evidence.status)):
+            if mid not in ids:
+                continue
+            if path:
+                anchors[mid].add(path)
+            if symbol:
+                anchors[mid].add(symbol)
+            if status in STALE_STATUSES:
+                stale.add(mid)
+        clustered = {m for c in session.exec(select(DuplicateCluster).where(DuplicateCluster.status == "open"))
+                     for m in c.members}
+        candidates = [CompactionCandidate(
+            m.memory_id, m.type, m.state, m.statement, m.tenant_id, m.repository_id, m.module_path,
+            frozenset(anchors[m.memory_id]), stale=m.memory_id in stale, conflicted=m.conflict_state == "open",
+            in_duplicate_cluster=m.memory_id in clustered) for m in memories]
+        proposals = propose(candidates)
+        result.selected = len(candidates)
+        existing = {p.proposal_id: p for p in session.exec(select(CompactionProposal))}
+        fresh_ids = {p.proposal_id for p in proposals}
+        new: list[dict[str, Any]] = []
+        for p in proposals:
+            if p.proposal_id in existing:
+                row = existing[p.proposal_id]
+                if row.status == "stale" and not dry_run:
+                    row.status = "open"
+                    session.add(row)
+                    result.updated += 1
+                continue
+            new.append({"proposalId": p.proposal_id, "members": list(p.members)})
+            result.updated += 1
+            if not dry_run:
+                session.add(CompactionProposal(
+                    proposal_id=p.proposal_id, tenant_id=p.tenant_id, repository_id=p.repository_id,
+                    module_path=p.module_path, members=list(p.members), proposed_statement=p.statement,
+                    proposed_type=p.type, shared=list(p.shared), broadens_scope=p.broadens_scope,
+                    status="open", job_id=result.job_id, created_at=now))
+        for pid, row in existing.items():
+            if row.status == "open" and pid not in fresh_ids and (
+                    repository_id is None or row.repository_id == repository_id):
                 result.updated += 1
                 if not dry_run:
-                    session.add(CompactionProposal(
-                        proposal_id=p.proposal_id, tenant_id=p.tenant_id, repository_id=p.repository_id,
-                        module_path=p.module_path, members=list(p.members), proposed_statement=p.statement,
-                        proposed_type=p.type, shared=list(p.shared), broadens_scope=p.broadens_scope,
-                        status="open", job_id=result.job_id, created_at=now))
-            for pid, row in existing.items():
-                if row.status == "open" and pid not in fresh_ids and (
-                        repository_id is None or row.repository_id == repository_id):
-                    result.updated += 1
-                    if not dry_run:
-                        row.status = "stale"
-                        session.add(row)
-            result.changes = new
-            result.summary = {"proposals": len(proposals), "new": len(new)}
-            if dry_run:
-                session.rollback()
-                with Session(engine) as s2, s2.begin():
-                    finish_job(s2, result)
-            else:
-                finish_job(session, result)
-    except Exception as exc:
-        fail_job(engine, result, str(exc))
-        raise
+                    row.status = "stale"
+                    session.add(row)
+        result.changes = new
+        result.summary = {"proposals": len(proposals), "new": len(new)}
     return result
 
 

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from memtui.domain.statements import analyze, conflict_reason_analyzed
-from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, fail_job, finish_job, start_job
+from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transaction
 from memtui.review.lifecycle import record_note
 from memtui.store.models import Evidence, Memory, MemoryConflict
 
@@ -55,71 +55,60 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
     ``exclude_both_from_default_context``, the reason in words), both memories' ``conflict_state``
     set to open, and a history note on each with the job id. Idempotent.
     """
-    result = start_job(engine, "conflicts", repository_id=repository_id, dry_run=dry_run, clock=now)
-    try:
-        with Session(engine) as session, session.begin():
-            q = select(Memory).where(Memory.state.in_(CONSIDERED_STATES))
-            if repository_id is not None:
-                q = q.where(Memory.repository_id == repository_id)
-            memories = {m.memory_id: m for m in session.exec(q.order_by(Memory.memory_id))}
-            paths: dict[str, set[str]] = defaultdict(set)
-            for mid, path in session.exec(select(Evidence.memory_id, Evidence.path).where(Evidence.path.is_not(None))):
-                if mid in memories:
-                    paths[mid].add(path)
-            known = {tuple(sorted((a, b))) for a, b in session.exec(select(MemoryConflict.memory_a, MemoryConflict.memory_b))}
-            analyzed = {mid: analyze(m.statement) for mid, m in memories.items()}
-            index: dict[tuple, list[str]] = defaultdict(list)
-            for mid, m in memories.items():
-                scope = (m.tenant_id, m.repository_id)
-                for ident in analyzed[mid].identifiers:
-                    index[scope + ("id", ident.casefold())].append(mid)
-                for p in paths[mid]:
-                    index[scope + ("path", p)].append(mid)
-            pairs: set[tuple[str, str]] = set()
-            for ids in index.values():
-                if len(ids) < 2 or len(ids) > MAX_ANCHOR_FANOUT:
-                    continue
-                ids = sorted(set(ids))
-                for i, a in enumerate(ids):
-                    for b in ids[i + 1:]:
-                        pairs.add((a, b))
-            result.selected = len(memories)
-            found: list[dict[str, Any]] = []
-            for a, b in sorted(pairs):
-                if (a, b) in known:
-                    continue
-                ma, mb = memories[a], memories[b]
-                if not _modules_overlap(ma.module_path, mb.module_path):
-                    continue
-                verdict = conflict_reason_analyzed(analyzed[a], analyzed[b])
-                if verdict is None:
-                    continue
-                severity, reason = verdict
-                cid = conflict_id_for(a, b)
-                found.append({"conflictId": cid, "memories": [a, b], "severity": severity, "reason": reason})
-                if dry_run:
-                    continue
-                session.add(MemoryConflict(
-                    conflict_id=cid, severity=severity, tenant_id=ma.tenant_id, repository_id=ma.repository_id,
-                    module_path=_shared_module(ma.module_path, mb.module_path),
-                    memory_a=a, memory_b=b, status="open", reason=reason, job_id=result.job_id, created_at=now))
-                for m, other in ((ma, b), (mb, a)):
-                    m.conflict_state = "open"
-                    session.add(m)
-                    record_note(session, m, MAINTENANCE_ACTOR, f"conflict {cid} opened with {other}: {reason}",
-                                job_id=result.job_id)
-            result.changes = found
-            result.updated = len(found)
-            result.summary = {"pairsChecked": len(pairs), "newConflicts": len(found)}
+    with job_transaction(engine, "conflicts", repository_id=repository_id, dry_run=dry_run, clock=now) as (session, result):
+        q = select(Memory).where(Memory.state.in_(CONSIDERED_STATES))
+        if repository_id is not None:
+            q = q.where(Memory.repository_id == repository_id)
+        memories = {m.memory_id: m for m in session.exec(q.order_by(Memory.memory_id))}
+        paths: dict[str, set[str]] = defaultdict(set)
+        for mid, path in session.exec(select(Evidence.memory_id, Evidence.path).where(Evidence.path.is_not(None))):
+            if mid in memories:
+                paths[mid].add(path)
+        known = {tuple(sorted((a, b))) for a, b in session.exec(select(MemoryConflict.memory_a, MemoryConflict.memory_b))}
+        analyzed = {mid: analyze(m.statement) for mid, m in memories.items()}
+        index: dict[tuple, list[str]] = defaultdict(list)
+        for mid, m in memories.items():
+            scope = (m.tenant_id, m.repository_id)
+            for ident in analyzed[mid].identifiers:
+                index[scope + ("id", ident.casefold())].append(mid)
+            for p in paths[mid]:
+                index[scope + ("path", p)].append(mid)
+        pairs: set[tuple[str, str]] = set()
+        for ids in index.values():
+            if len(ids) < 2 or len(ids) > MAX_ANCHOR_FANOUT:
+                continue
+            ids = sorted(set(ids))
+            for i, a in enumerate(ids):
+                for b in ids[i + 1:]:
+                    pairs.add((a, b))
+        result.selected = len(memories)
+        found: list[dict[str, Any]] = []
+        for a, b in sorted(pairs):
+            if (a, b) in known:
+                continue
+            ma, mb = memories[a], memories[b]
+            if not _modules_overlap(ma.module_path, mb.module_path):
+                continue
+            verdict = conflict_reason_analyzed(analyzed[a], analyzed[b])
+            if verdict is None:
+                continue
+            severity, reason = verdict
+            cid = conflict_id_for(a, b)
+            found.append({"conflictId": cid, "memories": [a, b], "severity": severity, "reason": reason})
             if dry_run:
-                session.rollback()
-                with Session(engine) as s2, s2.begin():
-                    finish_job(s2, result)
-            else:
-                finish_job(session, result)
-    except Exception as exc:
-        fail_job(engine, result, str(exc))
-        raise
+                continue
+            session.add(MemoryConflict(
+                conflict_id=cid, severity=severity, tenant_id=ma.tenant_id, repository_id=ma.repository_id,
+                module_path=_shared_module(ma.module_path, mb.module_path),
+                memory_a=a, memory_b=b, status="open", reason=reason, job_id=result.job_id, created_at=now))
+            for m, other in ((ma, b), (mb, a)):
+                m.conflict_state = "open"
+                session.add(m)
+                record_note(session, m, MAINTENANCE_ACTOR, f"conflict {cid} opened with {other}: {reason}",
+                            job_id=result.job_id)
+        result.changes = found
+        result.updated = len(found)
+        result.summary = {"pairsChecked": len(pairs), "newConflicts": len(found)}
     return result
 
 

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from memtui.maintenance.dedupe_index import DedupeIndex, DedupeItem
-from memtui.maintenance.jobs import JobResult, fail_job, finish_job, start_job
+from memtui.maintenance.jobs import JobResult, job_transaction
 from memtui.store.models import DuplicateCluster, Evidence, Memory, NotDuplicatePair
 
 CONSIDERED_STATES = ("candidate", "approved", "active", "needs_review", "challenged")
@@ -36,68 +36,57 @@ def detect_duplicates(engine: Engine, now: datetime, *, repository_id: str | Non
     A memory whose evidence is stale (changed, deleted, unverifiable) or that waits in
     ``needs_review`` is passed as stale, so it is never proposed for a merge (seed 000 §11.3).
     """
-    result = start_job(engine, "dedupe", repository_id=repository_id, dry_run=dry_run, clock=now)
-    try:
-        with Session(engine) as session, session.begin():
-            q = select(Memory).where(Memory.state.in_(CONSIDERED_STATES))
-            if repository_id is not None:
-                q = q.where(Memory.repository_id == repository_id)
-            memories = list(session.exec(q.order_by(Memory.memory_id)))
-            ids = {m.memory_id for m in memories}
-            ev_count: dict[str, int] = defaultdict(int)
-            stale: set[str] = set()
-            for mid, status in session.exec(select(Evidence.memory_id, Evidence.status)):
-                if mid in ids:
-                    ev_count[mid] += 1
-                    if status in STALE_STATUSES:
-                        stale.add(mid)
-            not_dup = [(a, b) for a, b in session.exec(select(NotDuplicatePair.memory_a, NotDuplicatePair.memory_b))]
-            items = [DedupeItem(m.memory_id, scope_key(m.tenant_id, m.repository_id, m.module_path), m.type,
-                                m.statement, stale=m.memory_id in stale or m.state == "needs_review",
-                                weight=ev_count[m.memory_id] + m.confidence) for m in memories]
-            repo_of = {m.memory_id: m.repository_id for m in memories}
-            index = DedupeIndex(not_duplicates=not_dup)
-            clusters = index.build(items) or index.clusters()
-            result.selected = len(items)
-            existing = {c.cluster_id: c for c in session.exec(select(DuplicateCluster))}
-            found = set()
-            new: list[dict[str, Any]] = []
-            for c in clusters:
-                found.add(c.cluster_id)
-                scores = {f"{a}|{b}": round(float(s), 1) for (a, b), s in sorted(c.scores.items())}
-                row = existing.get(c.cluster_id)
-                if row is None:
-                    new.append({"clusterId": c.cluster_id, "members": list(c.members), "canonical": c.canonical})
-                    result.updated += 1
-                    if not dry_run:
-                        session.add(DuplicateCluster(
-                            cluster_id=c.cluster_id, repository_id=repo_of.get(c.canonical), scope_key=c.scope_key,
-                            type=c.type, members=list(c.members), canonical_id=c.canonical,
-                            best_score=round(float(c.best_score), 1), scores=scores, method=c.method,
-                            explanation=c.explanation, status="open", job_id=result.job_id, created_at=now))
-                elif row.status == "stale":
-                    result.updated += 1
-                    if not dry_run:
-                        row.status = "open"
-                        session.add(row)
-            for cid, row in existing.items():
-                if row.status == "open" and cid not in found and (
-                        repository_id is None or row.repository_id == repository_id):
-                    result.updated += 1
-                    if not dry_run:
-                        row.status = "stale"
-                        session.add(row)
-            result.changes = new
-            result.summary = {"clusters": len(clusters), "new": len(new)}
-            if dry_run:
-                session.rollback()
-                with Session(engine) as s2, s2.begin():
-                    finish_job(s2, result)
-            else:
-                finish_job(session, result)
-    except Exception as exc:
-        fail_job(engine, result, str(exc))
-        raise
+    with job_transaction(engine, "dedupe", repository_id=repository_id, dry_run=dry_run, clock=now) as (session, result):
+        q = select(Memory).where(Memory.state.in_(CONSIDERED_STATES))
+        if repository_id is not None:
+            q = q.where(Memory.repository_id == repository_id)
+        memories = list(session.exec(q.order_by(Memory.memory_id)))
+        ids = {m.memory_id for m in memories}
+        ev_count: dict[str, int] = defaultdict(int)
+        stale: set[str] = set()
+        for mid, status in session.exec(select(Evidence.memory_id, Evidence.status)):
+            if mid in ids:
+                ev_count[mid] += 1
+                if status in STALE_STATUSES:
+                    stale.add(mid)
+        not_dup = [(a, b) for a, b in session.exec(select(NotDuplicatePair.memory_a, NotDuplicatePair.memory_b))]
+        items = [DedupeItem(m.memory_id, scope_key(m.tenant_id, m.repository_id, m.module_path), m.type,
+                            m.statement, stale=m.memory_id in stale or m.state == "needs_review",
+                            weight=ev_count[m.memory_id] + m.confidence) for m in memories]
+        repo_of = {m.memory_id: m.repository_id for m in memories}
+        index = DedupeIndex(not_duplicates=not_dup)
+        clusters = index.build(items) or index.clusters()
+        result.selected = len(items)
+        existing = {c.cluster_id: c for c in session.exec(select(DuplicateCluster))}
+        found = set()
+        new: list[dict[str, Any]] = []
+        for c in clusters:
+            found.add(c.cluster_id)
+            scores = {f"{a}|{b}": round(float(s), 1) for (a, b), s in sorted(c.scores.items())}
+            row = existing.get(c.cluster_id)
+            if row is None:
+                new.append({"clusterId": c.cluster_id, "members": list(c.members), "canonical": c.canonical})
+                result.updated += 1
+                if not dry_run:
+                    session.add(DuplicateCluster(
+                        cluster_id=c.cluster_id, repository_id=repo_of.get(c.canonical), scope_key=c.scope_key,
+                        type=c.type, members=list(c.members), canonical_id=c.canonical,
+                        best_score=round(float(c.best_score), 1), scores=scores, method=c.method,
+                        explanation=c.explanation, status="open", job_id=result.job_id, created_at=now))
+            elif row.status == "stale":
+                result.updated += 1
+                if not dry_run:
+                    row.status = "open"
+                    session.add(row)
+        for cid, row in existing.items():
+            if row.status == "open" and cid not in found and (
+                    repository_id is None or row.repository_id == repository_id):
+                result.updated += 1
+                if not dry_run:
+                    row.status = "stale"
+                    session.add(row)
+        result.changes = new
+        result.summary = {"clusters": len(clusters), "new": len(new)}
     return result
 
 

@@ -6,9 +6,10 @@ run over an unchanged state updates nothing (DESIGN.md, "Maintenance jobs").
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterator
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
@@ -62,3 +63,29 @@ def fail_job(engine: Engine, result: JobResult, error: str) -> None:
         job = session.get(MaintenanceJob, result.job_id)
         job.status, job.summary, job.completed_at = "failed", {"error": error}, utcnow()
         session.add(job)
+
+
+@contextmanager
+def job_transaction(engine: Engine, job_type: str, *, repository_id: str | None = None, dry_run: bool = False,
+                    clock: datetime | None = None, autoflush: bool = True) -> Iterator[tuple[Session, JobResult]]:
+    """Run a job's body in ONE transaction with its job row.
+
+    Yields ``(session, result)``; the body fills ``result``. On success the job row is completed
+    in the same transaction; with ``dry_run`` the body's writes are rolled back and only the job
+    row (status ``dry_run``) is written; on an exception the job is marked failed and the
+    exception propagates (nothing of the body is kept).
+    """
+    result = start_job(engine, job_type, repository_id=repository_id, dry_run=dry_run, clock=clock)
+    try:
+        with Session(engine, autoflush=autoflush) as session, session.begin():
+            yield session, result
+            if dry_run:
+                session.rollback()
+            else:
+                finish_job(session, result)
+        if dry_run:
+            with Session(engine) as s2, s2.begin():
+                finish_job(s2, result)
+    except Exception as exc:
+        fail_job(engine, result, str(exc))
+        raise

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from memtui.domain.states import is_allowed
-from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, fail_job, finish_job, start_job
+from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transaction
 from memtui.maintenance.revalidate import EvidenceRef, MemoryVerdict, revalidate
 from memtui.review.lifecycle import transition
 from memtui.sources.gitdiff import GitRepo
@@ -61,108 +61,97 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
     in bulk; state changes go through the lifecycle function one by one. Raises
     :class:`memtui.sources.gitdiff.GitError` when the checkout is not a usable git repository.
     """
-    result = start_job(engine, "revalidate", repository_id=repository_id, dry_run=dry_run, clock=now)
     progress = on_progress or (lambda _d, _t: None)
-    try:
-        with Session(engine, autoflush=False) as session, session.begin():
-            # plain rows, not ORM objects: 10,000 memories and their evidence load in a fraction
-            # of the time; ORM objects are loaded only for the memories whose state changes
-            states: dict[str, str] = {}
-            policies: dict[str, list] = {}
-            for mid, state, policy in session.exec(
-                    select(Memory.memory_id, Memory.state, Memory.invalidation_policy)
-                    .where(Memory.repository_id == repository_id, Memory.state.in_(REVALIDATED_STATES))
-                    .order_by(Memory.memory_id)):
-                states[mid], policies[mid] = state, list(policy or [])
-            cols = (Evidence.evidence_id, Evidence.memory_id, Evidence.type, Evidence.path, Evidence.commit_sha,
-                    Evidence.line_start, Evidence.line_end, Evidence.symbol, Evidence.target, Evidence.span_hash,
-                    Evidence.ref, Evidence.repository_id, *(getattr(Evidence, f) for f in _EVIDENCE_FIELDS))
-            rows: dict[int, dict] = {}
-            for ids in _chunks(list(states), 500):
-                for r in session.exec(select(*cols).where(Evidence.memory_id.in_(ids))
-                                      .order_by(Evidence.memory_id, Evidence.ordinal)):
-                    rows[r.evidence_id] = r._asdict()
-            refs = [EvidenceRef(r["evidence_id"], r["memory_id"], r["type"], r["path"], r["commit_sha"],
-                                r["line_start"], r["line_end"], r["symbol"], r["target"], r["span_hash"], r["ref"])
-                    for r in rows.values()]
-            total = len(states)
-            progress(0, total)
-            distinct_commits = len({r.commit_sha for r in refs if r.commit_sha})
-            outcome = revalidate(refs, policies, GitRepo(checkout), memory_ids=list(states),
-                                 hunks="python" if distinct_commits > PYTHON_HUNKS_ABOVE_COMMITS else "git")
-            result.selected = total
-            progress(total // 2, total)
+    with job_transaction(engine, "revalidate", repository_id=repository_id, dry_run=dry_run, clock=now, autoflush=False) as (session, result):
+        # plain rows, not ORM objects: 10,000 memories and their evidence load in a fraction
+        # of the time; ORM objects are loaded only for the memories whose state changes
+        states: dict[str, str] = {}
+        policies: dict[str, list] = {}
+        for mid, state, policy in session.exec(
+                select(Memory.memory_id, Memory.state, Memory.invalidation_policy)
+                .where(Memory.repository_id == repository_id, Memory.state.in_(REVALIDATED_STATES))
+                .order_by(Memory.memory_id)):
+            states[mid], policies[mid] = state, list(policy or [])
+        cols = (Evidence.evidence_id, Evidence.memory_id, Evidence.type, Evidence.path, Evidence.commit_sha,
+                Evidence.line_start, Evidence.line_end, Evidence.symbol, Evidence.target, Evidence.span_hash,
+                Evidence.ref, Evidence.repository_id, *(getattr(Evidence, f) for f in _EVIDENCE_FIELDS))
+        rows: dict[int, dict] = {}
+        for ids in _chunks(list(states), 500):
+            for r in session.exec(select(*cols).where(Evidence.memory_id.in_(ids))
+                                  .order_by(Evidence.memory_id, Evidence.ordinal)):
+                rows[r.evidence_id] = r._asdict()
+        refs = [EvidenceRef(r["evidence_id"], r["memory_id"], r["type"], r["path"], r["commit_sha"],
+                            r["line_start"], r["line_end"], r["symbol"], r["target"], r["span_hash"], r["ref"])
+                for r in rows.values()]
+        total = len(states)
+        progress(0, total)
+        distinct_commits = len({r.commit_sha for r in refs if r.commit_sha})
+        outcome = revalidate(refs, policies, GitRepo(checkout), memory_ids=list(states),
+                             hunks="python" if distinct_commits > PYTHON_HUNKS_ABOVE_COMMITS else "git")
+        result.selected = total
+        progress(total // 2, total)
 
-            changed_memories: set[str] = set()
-            evidence_updates: list[dict] = []
-            for check in outcome.checks:
-                row = rows[check.evidence_id]
-                new = {"status": check.status, "current_path": check.current_path,
-                       "current_line_start": check.current_line_start, "current_line_end": check.current_line_end,
-                       "current_commit": check.current_commit, "reason_code": check.reason_code,
-                       "status_reason": check.reason}
-                if any(row[f] != new[f] for f in _EVIDENCE_FIELDS):
-                    changed_memories.add(row["memory_id"])
-                    evidence_updates.append({"evidence_id": row["evidence_id"], **new})
-                    row.update(new)
-            # what the invariant checks of the state changes below need, with the new evidence status
-            by_memory: dict[str, list[SimpleNamespace]] = defaultdict(list)
-            for r in rows.values():
-                by_memory[r["memory_id"]].append(
-                    SimpleNamespace(type=r["type"], status=r["status"], repository_id=r["repository_id"]))
-            if evidence_updates and not dry_run:
-                session.execute(update(Evidence), evidence_updates)
+        changed_memories: set[str] = set()
+        evidence_updates: list[dict] = []
+        for check in outcome.checks:
+            row = rows[check.evidence_id]
+            new = {"status": check.status, "current_path": check.current_path,
+                   "current_line_start": check.current_line_start, "current_line_end": check.current_line_end,
+                   "current_commit": check.current_commit, "reason_code": check.reason_code,
+                   "status_reason": check.reason}
+            if any(row[f] != new[f] for f in _EVIDENCE_FIELDS):
+                changed_memories.add(row["memory_id"])
+                evidence_updates.append({"evidence_id": row["evidence_id"], **new})
+                row.update(new)
+        # what the invariant checks of the state changes below need, with the new evidence status
+        by_memory: dict[str, list[SimpleNamespace]] = defaultdict(list)
+        for r in rows.values():
+            by_memory[r["memory_id"]].append(
+                SimpleNamespace(type=r["type"], status=r["status"], repository_id=r["repository_id"]))
+        if evidence_updates and not dry_run:
+            session.execute(update(Evidence), evidence_updates)
 
-            previous = {r.memory_id: r for ids in _chunks(list(states), 500) for r in session.exec(
-                select(Revalidation).where(Revalidation.memory_id.in_(ids)))}
-            counts: dict[str, int] = defaultdict(int)
-            inserts, updates = [], []
-            moves = {v.memory_id: _target_state(states[v.memory_id], v) for v in outcome.verdicts}
-            to_load = [mid for mid, to in moves.items() if to is not None]
-            loaded = {m.memory_id: m for ids in _chunks(to_load, 500)
-                      for m in session.exec(select(Memory).where(Memory.memory_id.in_(ids)))}
-            for n, verdict in enumerate(outcome.verdicts, start=1):
-                mid = verdict.memory_id
-                counts[verdict.outcome] += 1
-                to = moves[mid]
-                if to is not None:
-                    changed_memories.add(mid)
-                    result.changes.append({"memoryId": mid, "from": states[mid], "to": to,
-                                           "reasonCodes": verdict.reason_codes})
-                    if not dry_run:
-                        codes = ", ".join(verdict.reason_codes)
-                        transition(session, loaded[mid], to, MAINTENANCE_ACTOR,
-                                   reason=f"revalidation: {codes}: " + "; ".join(verdict.reasons),
-                                   job_id=result.job_id, evidence=by_memory.get(mid, []))
-                values = _result_values(verdict)
-                prev = previous.get(mid)
-                if prev is None:
-                    inserts.append({"memory_id": mid, "job_id": result.job_id, "checked_at": now, **values})
-                elif any(getattr(prev, k) != v for k, v in values.items()) or prev.checked_at != now:
-                    updates.append({"memory_id": mid, "job_id": result.job_id, "checked_at": now, **values})
-                if n % 500 == 0:
-                    progress(total // 2 + n // 2, total)
-            if not dry_run:
-                session.flush()
-                if inserts:
-                    session.execute(insert(Revalidation), inserts)
-                if updates:
-                    session.execute(update(Revalidation), updates)
-            progress(total, total)
-            result.updated = len(changed_memories)
-            result.summary = {"head": outcome.head[:12], "kept": counts["keep"],
-                              "needsReview": counts["needs_review"], "invalidated": counts["invalidate"],
-                              "commits": outcome.stats.get("commits", 0),
-                              "gitProcesses": outcome.stats.get("git_processes", 0)}
-            if dry_run:
-                session.rollback()
-                with Session(engine) as s2, s2.begin():
-                    finish_job(s2, result)
-            else:
-                finish_job(session, result)
-    except Exception as exc:
-        fail_job(engine, result, str(exc))
-        raise
+        previous = {r.memory_id: r for ids in _chunks(list(states), 500) for r in session.exec(
+            select(Revalidation).where(Revalidation.memory_id.in_(ids)))}
+        counts: dict[str, int] = defaultdict(int)
+        inserts, updates = [], []
+        moves = {v.memory_id: _target_state(states[v.memory_id], v) for v in outcome.verdicts}
+        to_load = [mid for mid, to in moves.items() if to is not None]
+        loaded = {m.memory_id: m for ids in _chunks(to_load, 500)
+                  for m in session.exec(select(Memory).where(Memory.memory_id.in_(ids)))}
+        for n, verdict in enumerate(outcome.verdicts, start=1):
+            mid = verdict.memory_id
+            counts[verdict.outcome] += 1
+            to = moves[mid]
+            if to is not None:
+                changed_memories.add(mid)
+                result.changes.append({"memoryId": mid, "from": states[mid], "to": to,
+                                       "reasonCodes": verdict.reason_codes})
+                if not dry_run:
+                    codes = ", ".join(verdict.reason_codes)
+                    transition(session, loaded[mid], to, MAINTENANCE_ACTOR,
+                               reason=f"revalidation: {codes}: " + "; ".join(verdict.reasons),
+                               job_id=result.job_id, evidence=by_memory.get(mid, []))
+            values = _result_values(verdict)
+            prev = previous.get(mid)
+            if prev is None:
+                inserts.append({"memory_id": mid, "job_id": result.job_id, "checked_at": now, **values})
+            elif any(getattr(prev, k) != v for k, v in values.items()) or prev.checked_at != now:
+                updates.append({"memory_id": mid, "job_id": result.job_id, "checked_at": now, **values})
+            if n % 500 == 0:
+                progress(total // 2 + n // 2, total)
+        if not dry_run:
+            session.flush()
+            if inserts:
+                session.execute(insert(Revalidation), inserts)
+            if updates:
+                session.execute(update(Revalidation), updates)
+        progress(total, total)
+        result.updated = len(changed_memories)
+        result.summary = {"head": outcome.head[:12], "kept": counts["keep"],
+                          "needsReview": counts["needs_review"], "invalidated": counts["invalidate"],
+                          "commits": outcome.stats.get("commits", 0),
+                          "gitProcesses": outcome.stats.get("git_processes", 0)}
     return result
 
 

@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from memtui.review.proposals import ConflictView
 from memtui.review.views import MemoryDetailView
+from memtui.widgets.decisions import DecisionScreenMixin
 from memtui.widgets.literal import one_line, visible
 from memtui.widgets.memory_detail import STATUS_STYLE
 
@@ -46,7 +47,7 @@ def memory_pane(label: str, m: MemoryDetailView) -> Group:
     return Group(*parts)
 
 
-class ConflictsScreen(Screen):
+class ConflictsScreen(DecisionScreenMixin, Screen):
     """Open conflicts; A and B side by side with the detector's reason."""
 
     CSS_PATH = "proposals.tcss"
@@ -185,37 +186,9 @@ class ConflictsScreen(Screen):
         try:
             r = ResolveService(self.app.engine).resolve_conflict(conflict_id, action, self.app.actor, scopes=scopes)
         except LifecycleError as exc:
-            self.app.call_from_thread(self.notify, visible(str(exc)), title="Refused", severity="error",
-                                      markup=False, timeout=8)
+            self.app.call_from_thread(self._refused, str(exc))
             return
         self.app.call_from_thread(self._decided, r.decision_id, f"{conflict_id}: {action.replace('_', ' ')}.")
-
-    def _decided(self, decision_id: str, message: str) -> None:
-        self._undo.append(decision_id)
-        self.notify(message + " u undoes it.", markup=False)
-        self.reload()
-
-    def action_undo(self) -> None:
-        """Undo this screen's latest resolution."""
-        if not self._undo:
-            self.notify("No decision to undo here.", severity="warning")
-            return
-        self.run_undo(self._undo.pop())
-
-    @work(thread=True, group="conflicts-decide")
-    def run_undo(self, decision_id: str) -> None:
-        """Undo a resolution with compensating events (thread worker)."""
-        from memtui.domain.invariants import LifecycleError
-        from memtui.review.resolve import ResolveService
-
-        try:
-            ResolveService(self.app.engine).undo(decision_id, self.app.actor)
-        except LifecycleError as exc:
-            self.app.call_from_thread(self.notify, visible(str(exc)), title="Cannot undo", severity="error",
-                                      markup=False, timeout=8)
-            return
-        self.app.call_from_thread(self.notify, f"Undone {decision_id}.", markup=False)
-        self.app.call_from_thread(self.reload)
 
     def action_help(self) -> None:
         """Show the keys of this screen."""

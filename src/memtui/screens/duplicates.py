@@ -19,11 +19,12 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from memtui.review.proposals import ClusterView
 from memtui.widgets.diff_text import highlight_against
+from memtui.widgets.decisions import DecisionScreenMixin
 from memtui.widgets.literal import one_line, visible
 from memtui.widgets.memory_detail import STATUS_STYLE
 
 
-class DuplicatesScreen(Screen):
+class DuplicatesScreen(DecisionScreenMixin, Screen):
     """Open duplicate clusters and the decisions on them."""
 
     CSS_PATH = "proposals.tcss"
@@ -194,38 +195,10 @@ class DuplicatesScreen(Screen):
             else:
                 r = svc.not_duplicates(cluster_id, self.app.actor)
         except LifecycleError as exc:
-            self.app.call_from_thread(self.notify, visible(str(exc)), title="Refused", severity="error",
-                                      markup=False, timeout=8)
+            self.app.call_from_thread(self._refused, str(exc))
             return
         self.app.call_from_thread(self._decided, r.decision_id,
                                   f"{'Merged' if kind == 'merge' else 'Dismissed'} {cluster_id}.")
-
-    def _decided(self, decision_id: str, message: str) -> None:
-        self._undo.append(decision_id)
-        self.notify(message + " u undoes it.", markup=False)
-        self.reload()
-
-    def action_undo(self) -> None:
-        """Undo this screen's latest decision."""
-        if not self._undo:
-            self.notify("No decision to undo here.", severity="warning")
-            return
-        self.run_undo(self._undo.pop())
-
-    @work(thread=True, group="duplicates-decide")
-    def run_undo(self, decision_id: str) -> None:
-        """Undo a decision with compensating events (thread worker)."""
-        from memtui.domain.invariants import LifecycleError
-        from memtui.review.resolve import ResolveService
-
-        try:
-            ResolveService(self.app.engine).undo(decision_id, self.app.actor)
-        except LifecycleError as exc:
-            self.app.call_from_thread(self.notify, visible(str(exc)), title="Cannot undo", severity="error",
-                                      markup=False, timeout=8)
-            return
-        self.app.call_from_thread(self.notify, f"Undone {decision_id}.", markup=False)
-        self.app.call_from_thread(self.reload)
 
     def action_help(self) -> None:
         """Show the keys of this screen."""

@@ -1,0 +1,123 @@
+"""CLI commands for memory in and out of the store (issue 5): ``recall``, ``export agents-md``,
+``export json`` and ``import-store``. :func:`register` adds them to the main typer app.
+
+``memtui.cli`` calls ``register(app)`` at its end, so this module imports nothing from it at import
+time (either module may be imported first): the shared option types (``DbOpt`` ...) are bound when
+``register`` runs, before typer reads the annotations, and the helpers are imported in the commands.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+if TYPE_CHECKING:  # bound for real by register()
+    from memtui.cli import ActorOpt, DbOpt, RoleOpt
+
+OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of printing.")]
+
+
+def _write_or_echo(text: str, out: Path | None, what: str) -> None:
+    from memtui.cli import _echo, _fail
+
+    if out is None:
+        _echo(text.rstrip("\n"))
+        return
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _fail(f"cannot write {out}: {exc.strerror or exc}")
+    _echo(f"wrote {what} to {out}", err=True)
+
+
+def recall_command(
+    task: Annotated[str, typer.Argument(help="What the agent is about to do, in words.")],
+    scope: Annotated[str, typer.Option("--scope", help="repository:NAME or repository:NAME/module/path.")],
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many memories.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the pack as JSON.")] = False,
+    no_record: Annotated[bool, typer.Option("--no-record", help="Do not write usage events.")] = False,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """A small pack of eligible memories relevant to TASK, and what was left out and why."""
+    from memtui.cli import _actor, _echo, _engine, _fail
+    from memtui.recall import RecallError, format_pack_markdown, pack_to_json, recall
+
+    engine = _engine(db)
+    try:
+        pack = recall(engine, task, scope, limit=limit, actor=_actor(actor, role), record=not no_record)
+    except RecallError as exc:
+        raise _fail(str(exc))
+    if as_json:
+        _echo(json.dumps(pack_to_json(pack), indent=2, ensure_ascii=False))
+    else:
+        _echo(format_pack_markdown(pack).rstrip("\n"))
+
+
+export_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                         help="Export memory: agents-md (an AGENTS.md section) or json (the whole store).")
+
+
+@export_app.command("agents-md")
+def export_agents_md_command(
+    scope: Annotated[str, typer.Option("--scope", help="repository:NAME or repository:NAME/module/path.")],
+    out: OutOpt = None,
+    db: DbOpt = None,
+) -> None:
+    """The active memories of a scope as a Markdown section an agent reads (grouped by type)."""
+    from memtui.cli import _engine, _fail
+    from memtui.recall import RecallError
+    from memtui.reports.export import export_agents_md
+
+    try:
+        text = export_agents_md(_engine(db), scope)
+    except RecallError as exc:
+        raise _fail(str(exc))
+    _write_or_echo(text, out, "the AGENTS.md section")
+
+
+@export_app.command("json")
+def export_json_command(out: OutOpt = None, db: DbOpt = None) -> None:
+    """The whole store with history, for `memtui import-store` into another store (ids preserved)."""
+    from memtui.cli import _engine
+    from memtui.reports.export import export_json
+
+    text = json.dumps(export_json(_engine(db)), indent=2, ensure_ascii=False) + "\n"
+    _write_or_echo(text, out, "the store export")
+
+
+def import_store_command(
+    file: Annotated[Path, typer.Argument(help="A file written by `memtui export json`.")],
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Load a store export into an EMPTY store (one transaction; ids and history preserved)."""
+    from memtui.cli import _actor, _echo, _engine, _fail
+    from memtui.reports.export import ExportError, import_json_store
+
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise _fail(f"{file}: no such file")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(f"{file}: cannot read: {exc}")
+    except json.JSONDecodeError as exc:
+        raise _fail(f"{file}: line {exc.lineno}: JSON syntax error: {exc.msg}")
+    who = _actor(actor, role)
+    try:
+        counts = import_json_store(_engine(db), data, who)
+    except ExportError as exc:
+        raise _fail(f"{file}: {exc}; nothing was imported")
+    _echo(f"imported {counts.get('memories', 0)} memories, {counts.get('evidence', 0)} evidence, "
+          f"{counts.get('history', 0)} history events, {counts.get('repositories', 0)} repositories")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``recall``, ``export agents-md|json`` and ``import-store`` to ``app``."""
+    from memtui import cli
+
+    globals().update(DbOpt=cli.DbOpt, ActorOpt=cli.ActorOpt, RoleOpt=cli.RoleOpt)
+    app.command("recall")(recall_command)
+    app.add_typer(export_app, name="export")
+    app.command("import-store")(import_store_command)

@@ -1,0 +1,551 @@
+"""Recall: a small, eligible context pack of memory for one task (issue 5; seed 000 §15, seed 003 "small recall").
+
+``recall(engine, task, scope)`` ranks the memories of a repository scope by TF-IDF relevance to the
+task text, keeps only those retrieval eligibility allows (:func:`memtui.domain.quality.eligibility`:
+active, fresh, not conflicted, not blocked, in scope, confident) and returns the top few with their
+scope, applies-to / does-not-apply-to, how they were verified and their evidence. Every relevant
+memory that was left out is listed with the reason, and summarised one line per reason ("1 stale
+memory about RuleEngine was excluded", seed 000 §15.3). Recording the pack writes one usage event
+per included memory, in one transaction.
+
+Same store, same task, same scope and the same clock give the same pack.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Iterable
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, func, select
+
+from memtui.clock import iso, new_event_id, utcnow
+from memtui.domain.invariants import Actor
+from memtui.domain.quality import _IDENTIFIER, QualityInput, eligibility, quality
+from memtui.review.views import EvidenceView
+from memtui.store.models import Evidence, HarmEvent, Memory, Repository, Revalidation, UsageEvent
+
+SCOPE_PREFIX = "repository:"
+#: Cosine similarity (TF-IDF) from which a memory counts as relevant to the task.
+MIN_RELEVANCE = 0.05
+#: The primary reason a relevant memory was left out, most important first (one summary line each).
+REASON_ORDER: tuple[str, ...] = (
+    "blocked", "conflicted", "stale", "out_of_scope", "state_needs_review", "state_challenged",
+    "state_candidate", "state_approved", "state_invalidated", "state_superseded", "state_expired",
+    "state_deprecated", "state_rejected", "state_archived", "state_blocked", "low_confidence", "over_limit",
+)
+_ADJECTIVE = {
+    "blocked": "blocked", "conflicted": "conflicted", "stale": "stale", "out_of_scope": "out-of-scope",
+    "low_confidence": "low-confidence", "state_needs_review": "under-review", "state_candidate": "unreviewed candidate",
+    "state_approved": "approved but not yet active",
+}
+_CHUNK = 500
+
+
+class RecallError(ValueError):
+    """The recall cannot be made (a malformed scope, an unknown repository); the message says why."""
+
+
+@dataclass(frozen=True)
+class RecallScope:
+    """A repository, optionally narrowed to a module path."""
+
+    repository_id: str
+    module_path: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``repository:NAME[/module]`` as the user writes it."""
+        return SCOPE_PREFIX + self.repository_id + (f"/{self.module_path}" if self.module_path else "")
+
+
+@dataclass(frozen=True)
+class RecalledMemory:
+    """One memory of the pack: what it says, where it applies, how it was verified, its evidence."""
+
+    memory_id: str
+    type: str
+    statement: str
+    tenant_id: str
+    repository_id: str | None
+    module_path: str | None
+    applies_to: tuple[str, ...]
+    does_not_apply_to: tuple[str, ...]
+    tags: tuple[str, ...]
+    review_state: str
+    last_validated_at: datetime | None
+    evidence_status: tuple[tuple[str, int], ...]  # (status, count), most frequent first
+    revalidation_status: str | None
+    revalidated_at: datetime | None
+    evidence: tuple[EvidenceView, ...]
+    relevance: float
+    quality: float
+    reasons: tuple[str, ...]  # the eligibility reasons (active, fresh, scope_match ...)
+
+    @property
+    def verification(self) -> str:
+        """One line: review state, last validation, evidence status, last revalidation."""
+        parts = [f"review {self.review_state}"]
+        parts.append(f"last validated {_day(self.last_validated_at)}" if self.last_validated_at
+                     else "never validated by a person")
+        if self.evidence_status:
+            parts.append("evidence " + ", ".join(f"{n} {s}" for s, n in self.evidence_status))
+        else:
+            parts.append("no evidence")
+        if self.revalidation_status:
+            parts.append(f"revalidated against the code {_day(self.revalidated_at)} ({self.revalidation_status})")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class ExcludedMemory:
+    """A relevant memory left out of the pack: the main reason, all reasons, what it is about."""
+
+    memory_id: str
+    type: str
+    state: str
+    reason: str
+    reasons: tuple[str, ...]
+    relevance: float
+    subject: str | None  # a code name the memory is about (None for a blocked memory)
+
+
+@dataclass(frozen=True)
+class RecallPack:
+    """A context pack: the memories, the relevant ones left out and one summary line per reason."""
+
+    context_pack_id: str
+    task: str
+    scope: RecallScope
+    limit: int
+    created_at: datetime
+    memories: tuple[RecalledMemory, ...]
+    excluded: tuple[ExcludedMemory, ...]
+    summary: tuple[str, ...]
+    usage_ids: tuple[str, ...] = ()
+
+
+# ---- scope ----------------------------------------------------------------------------------
+
+def parse_scope(text: str, known_repositories: Iterable[str] = ()) -> RecallScope:
+    """Parse ``repository:NAME`` or ``repository:NAME/module/path``.
+
+    A repository id may itself hold ``/``: the longest known repository id that the text starts
+    with wins; otherwise the name ends at the first ``/``. Raises :class:`RecallError`.
+    """
+    text = (text or "").strip()
+    if not text.startswith(SCOPE_PREFIX):
+        raise RecallError(f"scope {text!r}: expected repository:NAME or repository:NAME/module/path")
+    rest = text[len(SCOPE_PREFIX):].strip().strip("/")
+    if not rest:
+        raise RecallError(f"scope {text!r}: the repository name is missing")
+    known = set(known_repositories)
+    if rest in known:
+        return RecallScope(rest)
+    prefixes = sorted((k for k in known if rest.startswith(k + "/")), key=len, reverse=True)
+    if prefixes:
+        repo = prefixes[0]
+    else:
+        repo = rest.split("/", 1)[0]
+    module = rest[len(repo):].strip("/") or None
+    return RecallScope(repo, module)
+
+
+def known_repositories(session: Session) -> set[str]:
+    """Repository ids the store knows: registered ones and those memories name."""
+    ids = set(session.exec(select(Repository.repository_id)).all())
+    ids.update(r for r in session.exec(select(Memory.repository_id).distinct()).all() if r)
+    return ids
+
+
+def resolve_scope(session: Session, text: str) -> RecallScope:
+    """:func:`parse_scope` against the store; an unknown repository is a :class:`RecallError`."""
+    known = known_repositories(session)
+    scope = parse_scope(text, known)
+    if scope.repository_id not in known:
+        raise RecallError(f"unknown repository {scope.repository_id!r} (known: {', '.join(sorted(known)) or 'none'})")
+    return scope
+
+
+# ---- text relevance -------------------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def _stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+def _stem(w: str) -> str:
+    """A light suffix stripper so rule/rules and validate/validation/validates meet."""
+    if len(w) <= 3 or w.isdigit():
+        return w
+    if w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suffix in ("ational", "ation", "ating", "ated", "ate", "ing", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: -len(suffix)]
+    return w
+
+
+def terms(text: str, stop: frozenset[str] | None = None) -> list[str]:
+    """The index terms of ``text``: lower-cased words, code identifiers split into their parts
+    (``RuleRegistry`` gives ``ruleregistry``, ``rule``, ``registry``), stop words dropped, lightly stemmed."""
+    stop = stop if stop is not None else _stop_words()
+    out: list[str] = []
+    for raw in _WORD.findall(text):
+        parts = [p for chunk in raw.split("_") if chunk for p in _CAMEL_PART.findall(chunk)]
+        if len(parts) > 1:
+            out.append(_stem(raw.replace("_", "").lower()))
+        for p in parts:
+            w = p.lower()
+            if len(w) < 2 or w in stop:
+                continue
+            out.append(_stem(w))
+    return out
+
+
+def _relevances(task: str, documents: list[str]) -> list[float]:
+    """Cosine similarity of ``task`` to each document, TF-IDF fitted on the documents (rounded, stable)."""
+    if not documents:
+        return []
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    stop = _stop_words()
+    vectorizer = TfidfVectorizer(analyzer=lambda t: terms(t, stop), sublinear_tf=True, norm="l2")
+    try:
+        matrix = vectorizer.fit_transform(documents)
+    except ValueError:  # no terms at all in the documents
+        return [0.0] * len(documents)
+    query = vectorizer.transform([task])
+    scores = (matrix @ query.T).toarray().ravel()
+    return [round(float(s), 4) for s in scores]
+
+
+def identifiers(text: str) -> set[str]:
+    """Code identifiers in ``text`` (CamelCase, dotted, snake_case) and their identifier parts, lower-cased."""
+    out: set[str] = set()
+    for ident in _IDENTIFIER.findall(text or ""):
+        out.add(ident.lower())
+        for part in re.split(r"[./]", ident):
+            if part and _IDENTIFIER.fullmatch(part):
+                out.add(part.lower())
+    return out
+
+
+def _evidence_names(evidence: list[Evidence]) -> list[str]:
+    """Code names the evidence points at: symbols and call targets, then file names and stems that
+    look like code identifiers (``RuleEngine``, ``rules.properties``), in order."""
+    names: list[str] = []
+    for e in evidence:
+        for s in (e.symbol, e.target):
+            if s:
+                names.append(s)
+                names.extend(p for p in s.split(".") if p)
+    for e in evidence:
+        for p in (e.path, e.current_path):
+            if p:
+                base = p.rsplit("/", 1)[-1]
+                stem = base.split(".", 1)[0]
+                names.extend(n for n in (stem, base) if n and _IDENTIFIER.fullmatch(n))
+    return names
+
+
+def _subject(m: Memory, evidence: list[Evidence], shared: list[str]) -> str | None:
+    """What a left-out memory is about, for its summary line: an identifier the task shares with it,
+    else a code name of its statement that its evidence also names, else its first evidence symbol or
+    file, else its first tag. Never taken from a blocked memory's text."""
+    if m.state == "blocked":
+        return None
+    if shared:
+        return shared[0]
+    names = _evidence_names(evidence)
+    lowered = {n.lower() for n in names}
+    for ident in _IDENTIFIER.findall(m.statement):
+        if ident.lower() in lowered:
+            return ident
+    if names:
+        return names[0]
+    return (m.tags or [None])[0]
+
+
+# ---- loading --------------------------------------------------------------------------------
+
+def _chunks(ids: list[str]) -> Iterable[list[str]]:
+    for i in range(0, len(ids), _CHUNK):
+        yield ids[i:i + _CHUNK]
+
+
+def _load_pool(session: Session, scope: RecallScope):
+    """Memories of the scope's repository, and org-wide memories of its tenant(s), with evidence,
+    usage and harm counts and the latest revalidation (a handful of queries)."""
+    tenants = set(session.exec(select(Repository.tenant_id).where(
+        Repository.repository_id == scope.repository_id)).all())
+    tenants.update(session.exec(select(Memory.tenant_id).where(
+        Memory.repository_id == scope.repository_id).distinct()).all())
+    cond = Memory.repository_id == scope.repository_id
+    if tenants:
+        cond = sa.or_(cond, sa.and_(Memory.repository_id.is_(None), Memory.tenant_id.in_(sorted(tenants))))
+    memories = list(session.exec(select(Memory).where(cond).order_by(Memory.memory_id)))
+    ids = [m.memory_id for m in memories]
+    evidence: dict[str, list[Evidence]] = defaultdict(list)
+    usage: dict[str, Counter] = defaultdict(Counter)
+    harm: Counter = Counter()
+    reval: dict[str, Revalidation] = {}
+    for chunk in _chunks(ids):
+        for e in session.exec(select(Evidence).where(Evidence.memory_id.in_(chunk))
+                              .order_by(Evidence.memory_id, Evidence.ordinal, Evidence.evidence_id)):
+            evidence[e.memory_id].append(e)
+        for mid, outcome, n in session.exec(select(UsageEvent.memory_id, UsageEvent.outcome, func.count())
+                                            .where(UsageEvent.memory_id.in_(chunk))
+                                            .group_by(UsageEvent.memory_id, UsageEvent.outcome)):
+            usage[mid][outcome] = n
+        for mid, n in session.exec(select(HarmEvent.memory_id, func.count()).where(HarmEvent.memory_id.in_(chunk))
+                                   .group_by(HarmEvent.memory_id)):
+            harm[mid] = n
+        for r in session.exec(select(Revalidation).where(Revalidation.memory_id.in_(chunk))):
+            reval[r.memory_id] = r
+    return memories, evidence, usage, harm, reval
+
+
+def quality_input(m: Memory, evidence: list[Evidence], usage: Counter | None = None, harm: int = 0) -> QualityInput:
+    """The :class:`QualityInput` of a memory row (as :func:`memtui.maintenance.assess.quality_inputs` builds it)."""
+    usage = usage or Counter()
+    return QualityInput(m.memory_id, m.statement, m.state, m.confidence, m.review_state, m.conflict_state,
+                        m.repository_id, m.module_path, tuple((e.type, e.status) for e in evidence),
+                        usage.get("positive", 0), usage.get("negative", 0), harm, m.state == "blocked")
+
+
+def _document(m: Memory) -> str:
+    """The text a memory is found by: statement, module path, tags, applies-to (not does-not-apply-to)."""
+    return " ".join([m.statement, m.module_path or "", " ".join(m.tags or ()), " ".join(m.applies_to or ())])
+
+
+def _evidence_view(e: Evidence) -> EvidenceView:
+    return EvidenceView(e.type, e.path, e.commit_sha, e.line_start, e.line_end, e.symbol, e.target, e.ref,
+                        e.span_hash, e.status, e.repository_id, e.current_path, e.current_line_start,
+                        e.current_line_end, e.current_commit, e.reason_code, e.status_reason)
+
+
+def _primary_reason(reasons: tuple[str, ...]) -> str:
+    for r in REASON_ORDER:
+        if r in reasons:
+            return r
+    return reasons[0] if reasons else "excluded"
+
+
+# ---- recall ---------------------------------------------------------------------------------
+
+def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor | None = None,
+           record: bool = True, *, min_relevance: float = MIN_RELEVANCE) -> RecallPack:
+    """The context pack for ``task`` in ``scope`` (``repository:NAME`` or ``repository:NAME/module/path``).
+
+    Candidates are the memories of that repository and the org-wide memories of its tenant. A memory
+    is *relevant* when its TF-IDF cosine to the task is at least ``min_relevance`` or it shares a code
+    identifier with the task. Relevant memories that are eligible (:func:`eligibility` with the scope)
+    are ranked by relevance, then quality, then id; the first ``limit`` form the pack. Every other
+    relevant memory is listed in ``excluded`` with its eligibility reasons (``over_limit`` for an
+    eligible one that did not fit). With ``record`` each included memory gets a usage event
+    (``context_pack``, ``neutral``, the pack's id) and its ``last_used_at``, all in one transaction.
+    Raises :class:`RecallError` for a malformed scope, an unknown repository or a limit below 1.
+    """
+    if limit < 1:
+        raise RecallError(f"limit must be at least 1, not {limit}")
+    task = task or ""
+    now = utcnow()
+    with Session(engine) as session, session.begin():
+        rscope = resolve_scope(session, scope)
+        memories, evidence, usage, harm, reval = _load_pool(session, rscope)
+        scores = _relevances(task, [_document(m) for m in memories])
+        task_ids = identifiers(task)
+        task_original = {ident.lower(): ident for ident in _IDENTIFIER.findall(task)}
+
+        ranked: list[tuple[float, float, str, RecalledMemory, str | None]] = []
+        excluded: list[ExcludedMemory] = []
+        for m, rel in zip(memories, scores):
+            ev = evidence.get(m.memory_id, [])
+            mine = identifiers(m.statement) | {n.lower() for n in _evidence_names(ev)}
+            shared = sorted(task_ids & mine)
+            if rel < min_relevance and not shared:
+                continue
+            q = quality_input(m, ev, usage.get(m.memory_id), harm.get(m.memory_id, 0))
+            el = eligibility(q, scope_repository=rscope.repository_id, scope_module=rscope.module_path)
+            if not el.eligible:
+                excluded.append(ExcludedMemory(
+                    m.memory_id, m.type, m.state, _primary_reason(el.reasons), el.reasons, rel,
+                    _subject(m, ev, [task_original.get(s, s) for s in shared])))
+                continue
+            score = quality(q).overall
+            status_counts = Counter(e.status for e in ev)
+            r = reval.get(m.memory_id)
+            item = RecalledMemory(
+                memory_id=m.memory_id, type=m.type, statement=m.statement, tenant_id=m.tenant_id,
+                repository_id=m.repository_id, module_path=m.module_path,
+                applies_to=tuple(m.applies_to or ()), does_not_apply_to=tuple(m.does_not_apply_to or ()),
+                tags=tuple(m.tags or ()), review_state=m.review_state, last_validated_at=m.last_validated_at,
+                evidence_status=tuple(sorted(status_counts.items(), key=lambda kv: (-kv[1], kv[0]))),
+                revalidation_status=r.status if r else None, revalidated_at=r.checked_at if r else None,
+                evidence=tuple(_evidence_view(e) for e in ev), relevance=rel, quality=score, reasons=el.reasons,
+            )
+            # the subject is kept for the summary line, should the memory not fit the limit
+            ranked.append((-rel, -score, m.memory_id, item, _subject(m, ev, [task_original.get(s, s) for s in shared])))
+        ranked.sort(key=lambda t: (t[0], t[1], t[2]))
+        included = [t[3] for t in ranked[:limit]]
+        for t in ranked[limit:]:
+            item = t[3]
+            excluded.append(ExcludedMemory(item.memory_id, item.type, "active", "over_limit", ("over_limit",),
+                                           item.relevance, t[4]))
+        excluded.sort(key=lambda x: (REASON_ORDER.index(x.reason) if x.reason in REASON_ORDER else len(REASON_ORDER),
+                                     -x.relevance, x.memory_id))
+
+        pack_id = "pack_" + hashlib.sha256(json.dumps(
+            [rscope.label, task, limit, [i.memory_id for i in included], now.isoformat()],
+            ensure_ascii=False).encode()).hexdigest()[:20]
+        usage_ids: list[str] = []
+        if record and included:
+            for rank, item in enumerate(included, start=1):
+                uid = new_event_id("use")
+                usage_ids.append(uid)
+                session.add(UsageEvent(
+                    usage_id=uid, memory_id=item.memory_id, context_pack_id=pack_id, usage_type="context_pack",
+                    outcome="neutral", created_at=now,
+                    detail={"rank": rank, "relevance": item.relevance, "scope": rscope.label, "task": task[:500],
+                            **({"actor": f"{actor.type}:{actor.id}"} if actor else {})}))
+            session.flush()
+            # last_used_at without a version bump: a recall must not make a reviewer's open decision stale
+            session.execute(sa.update(Memory.__table__)
+                            .where(Memory.__table__.c.memory_id.in_([i.memory_id for i in included]))
+                            .values(last_used_at=now))
+        return RecallPack(pack_id, task, rscope, limit, now, tuple(included), tuple(excluded),
+                          summarize(excluded, limit), tuple(usage_ids))
+
+
+# ---- summary and output ---------------------------------------------------------------------
+
+def _plural(n: int, one: str, many: str) -> str:
+    return one if n == 1 else many
+
+
+def summarize(excluded: Iterable[ExcludedMemory], limit: int | None = None) -> tuple[str, ...]:
+    """One line per main reason, e.g. ``1 stale memory about RuleEngine was excluded``."""
+    groups: dict[str, list[ExcludedMemory]] = defaultdict(list)
+    for x in excluded:
+        groups[x.reason].append(x)
+    order = [r for r in REASON_ORDER if r in groups] + sorted(r for r in groups if r not in REASON_ORDER)
+    lines = []
+    for reason in order:
+        items = groups[reason]
+        n = len(items)
+        subjects: list[str] = []
+        for x in sorted(items, key=lambda x: (-x.relevance, x.memory_id)):
+            if x.subject and x.subject not in subjects:
+                subjects.append(x.subject)
+        about = ""
+        if subjects and reason != "blocked":
+            shown = subjects[:3]
+            about = " about " + ", ".join(shown) + (f" and {len(subjects) - 3} more" if len(subjects) > 3 else "")
+        noun = _plural(n, "memory", "memories")
+        verb = _plural(n, "was", "were")
+        if reason == "over_limit":
+            lines.append(f"{n} more eligible {noun}{about} {verb} left out (limit {limit})" if limit
+                         else f"{n} more eligible {noun}{about} {verb} left out (limit)")
+            continue
+        adjective = _ADJECTIVE.get(reason) or (reason[len("state_"):] if reason.startswith("state_") else reason)
+        lines.append(f"{n} {adjective} {noun}{about} {verb} excluded")
+    return tuple(lines)
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def _day(dt: datetime | None) -> str:
+    return iso(dt)[:10] if dt else "-"
+
+
+def _scope_text(m: RecalledMemory) -> str:
+    where = m.repository_id or f"{m.tenant_id} (org-wide)"
+    return where + (f", {m.module_path}" if m.module_path else "")
+
+
+def format_pack_markdown(pack: RecallPack) -> str:
+    """The pack as the small recall an agent reads (seed 003): "Relevant project memory", one bullet per
+    memory with its scope, applies-to / does-not-apply-to, verification and evidence, then the exclusions."""
+    lines = ["Relevant project memory"]
+    if not pack.memories:
+        lines.append("- (no eligible memory is relevant to this task)")
+    for m in pack.memories:
+        lines.append(f"- {_one_line(m.statement)}")
+        lines.append(f"  - Scope: {_scope_text(m)}")
+        if m.applies_to:
+            lines.append(f"  - Applies to: {', '.join(m.applies_to)}")
+        if m.does_not_apply_to:
+            lines.append(f"  - Does not apply to: {', '.join(m.does_not_apply_to)}")
+        lines.append(f"  - Verification: {m.verification}")
+        locations = [e.current_location or e.location for e in m.evidence]
+        if locations:
+            lines.append("  - Evidence: " + ", ".join(f"`{_one_line(loc).replace('`', chr(39))}`" for loc in locations))
+        lines.append(f"  - Memory: {m.memory_id}")
+    if pack.summary:
+        lines.append("")
+        lines.append("Left out")
+        lines.extend(f"- {s}." for s in pack.summary)
+    return "\n".join(lines) + "\n"
+
+
+def _evidence_json(e: EvidenceView) -> dict:
+    return {
+        "type": e.type, "location": e.location, "path": e.path, "commitSha": e.commit_sha,
+        "lines": [e.line_start, e.line_end] if e.line_start is not None else None,
+        "symbol": e.symbol, "target": e.target, "ref": e.ref, "status": e.status,
+        "current": ({"path": e.current_path, "lines": [e.current_line_start, e.current_line_end],
+                     "commitSha": e.current_commit} if e.current_path else None),
+    }
+
+
+def pack_to_json(pack: RecallPack) -> dict:
+    """The pack as a JSON-ready dict with camelCase keys."""
+    return {
+        "contextPackId": pack.context_pack_id,
+        "task": pack.task,
+        "scope": {"repositoryId": pack.scope.repository_id, "modulePath": pack.scope.module_path,
+                  "label": pack.scope.label},
+        "createdAt": iso(pack.created_at),
+        "limit": pack.limit,
+        "memories": [
+            {
+                "memoryId": m.memory_id, "type": m.type, "statement": m.statement,
+                "scope": {"tenantId": m.tenant_id, "repositoryId": m.repository_id, "modulePath": m.module_path},
+                "appliesTo": list(m.applies_to), "doesNotApplyTo": list(m.does_not_apply_to), "tags": list(m.tags),
+                "relevance": m.relevance, "quality": m.quality,
+                "retrievalEligibility": {"eligible": True, "reasons": list(m.reasons)},
+                "verification": {
+                    "reviewState": m.review_state, "lastValidatedAt": iso(m.last_validated_at),
+                    "evidenceStatus": dict(m.evidence_status),
+                    "revalidation": ({"status": m.revalidation_status, "checkedAt": iso(m.revalidated_at)}
+                                     if m.revalidation_status else None),
+                    "summary": m.verification,
+                },
+                "evidence": [_evidence_json(e) for e in m.evidence],
+            }
+            for m in pack.memories
+        ],
+        "excluded": [
+            {"memoryId": x.memory_id, "type": x.type, "state": x.state, "reason": x.reason,
+             "reasons": list(x.reasons), "relevance": x.relevance, "subject": x.subject}
+            for x in pack.excluded
+        ],
+        "excludedSummary": list(pack.summary),
+        "usageEventsRecorded": len(pack.usage_ids),
+    }

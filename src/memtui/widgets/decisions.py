@@ -1,0 +1,44 @@
+"""What the duplicate, conflict and compaction screens share: reporting a decision, refusals, undo."""
+
+from __future__ import annotations
+
+from textual import work
+
+from memtui.widgets.literal import visible
+
+
+class DecisionScreenMixin:
+    """For a Screen with a ``reload()`` method: keeps this screen's decisions for ``u`` (undo)."""
+
+    _undo: list[str]
+
+    def _decided(self, decision_id: str, message: str) -> None:
+        """A decision was written: remember it for undo, say so, reload the list."""
+        self._undo.append(decision_id)
+        self.notify(message + " u undoes it.", markup=False)
+        self.reload()
+
+    def _refused(self, message: str, title: str = "Refused") -> None:
+        """Show why a decision was refused (literally: the message may quote a statement)."""
+        self.notify(visible(message), title=title, severity="error", markup=False, timeout=8)
+
+    def action_undo(self) -> None:
+        """Undo this screen's latest decision."""
+        if not self._undo:
+            self.notify("No decision to undo here.", severity="warning")
+            return
+        self.run_undo(self._undo.pop())
+
+    @work(thread=True, group="decision-undo")
+    def run_undo(self, decision_id: str) -> None:
+        """Undo a decision with compensating events (thread worker)."""
+        from memtui.domain.invariants import LifecycleError
+        from memtui.review.resolve import ResolveService
+
+        try:
+            ResolveService(self.app.engine).undo(decision_id, self.app.actor)
+        except LifecycleError as exc:
+            self.app.call_from_thread(self._refused, str(exc), "Cannot undo")
+            return
+        self.app.call_from_thread(self.notify, f"Undone {decision_id}.", markup=False)
+        self.app.call_from_thread(self.reload)
