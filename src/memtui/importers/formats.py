@@ -11,8 +11,9 @@ Public API: :func:`detect_format` and :func:`import_paths`.
 Every foreign record becomes a memory row with ``origin`` ``imported`` (so the promotion
 invariant never lets it be promoted automatically), ``state`` ``candidate``, ``review_state``
 ``pending``, evidence rows, and its provenance: ``import_source`` is ``"<format>:<source>#L<line>"``
-(``source`` is the path relative to the repository root when the file is inside it) and the tags
-``import:<format>``, ``source:<source>``, ``line:<line>``.
+(``source`` is the path relative to the repository root when the file is inside it; otherwise,
+for Markdown, ``<folder given>/<path inside it>`` such as ``memory/MEMORY.md``, and for the other
+formats the absolute path) and the tags ``import:<format>``, ``source:<source>``, ``line:<line>``.
 
 Ids and idempotency
 -------------------
@@ -32,7 +33,9 @@ Ids and idempotency
 * A record whose text (or scope) changed gets a new id, because the id hashes the content.
   Choice: **supersede, never edit in place.** The previous candidates of the same source are
   aligned with the new records (``difflib`` over the ids in line order, per group: the whole file
-  for Markdown, the entity for MCP, the Mem0 id, the Letta block). A previous memory paired with a
+  for Markdown, where only a removed run of lines pairs with the run that replaced it; the entity
+  for MCP, the Mem0 id, the Letta block, where whatever left pairs with whatever arrived, in
+  order). A previous memory paired with a
   new record is moved ``candidate -> superseded`` (``superseded_by`` = the new id, reason naming
   the file and line) and the new candidate inherits its ``logical_memory_id``; a previous
   candidate whose record disappeared from the source is moved ``candidate -> invalidated``
@@ -41,7 +44,9 @@ Ids and idempotency
   created beside it. A file that had invalid records (with ``skip_invalid``) is never used to
   supersede or withdraw, so a broken line cannot retire a good memory. Superseding keeps every
   version's exact text and evidence in the store and the audit trail, and a fresh store importing
-  the final file gets the same memory ids as the store that followed every edit.
+  the final file gets the same memory ids as the store that followed every edit (except after a
+  revert: a record whose memory a re-import retired and which comes back gets the revision id
+  ``<id>-r2``, ``-r3``, ... with the same logical id).
 
 Everything is written in ONE transaction with a creation event per memory
 (:func:`memtui.review.lifecycle.create_memory`). Errors name the file and line
@@ -98,8 +103,9 @@ class Item:
     repository root when inside it); ``index``: 0-based ordinal in the file; ``anchor``: what
     identifies the record inside its source (see the module doc); ``evidence``: keyword
     dictionaries for :class:`~memtui.store.models.Evidence` (without ``memory_id``/``ordinal``);
-    ``tags``: content tags (provenance tags are added on write); ``notes``: history notes written
-    after the creation event; ``corrected_by``: index (among the same file's items) of a later
+    ``tags``: content tags (provenance tags are added on write); ``state_tags``: tags about the
+    source's state (``uncommitted``), stored but not part of the identity; ``notes``: history notes
+    written after the creation event; ``corrected_by``: index (among the same file's items) of a later
     record that corrects this one (the earlier is then imported ``superseded``);
     ``logical_key``: stable across versions (the Mem0 id, a Letta block) or None (the new
     candidate inherits the logical id of the one it supersedes, else its own id).
@@ -128,6 +134,7 @@ class Item:
     proposer_type: str | None = None
     proposer_id: str | None = None
     notes: list[str] = field(default_factory=list)
+    state_tags: list[str] = field(default_factory=list)  # tags about the source's state, not its content
     corrected_by: int | None = None
     correction_reason: str | None = None
     # computed by import_paths
@@ -266,9 +273,16 @@ _IMPERATIVE = re.compile(r"^(?:always|never|do not|don't|dont|must|should|use|pr
                          r"never|always|do not|don't)\b", re.I)
 
 
+_PREFERENCE = re.compile(r"^(?:prefers|likes|dislikes|wants|enjoys|hates|is allergic|works best)\b", re.I)
+
+
 def type_for_text(text: str) -> str:
-    """``repo_convention`` for an instruction (imperative, must/should/never), else ``code_fact``."""
-    return "repo_convention" if _IMPERATIVE.search(text.strip().lstrip("*_`")) else "code_fact"
+    """``user_preference`` for "Prefers ..."/"Likes ...", ``repo_convention`` for an instruction
+    (imperative, must/should/never), else ``code_fact``."""
+    t = text.strip().lstrip("*_`")
+    if _PREFERENCE.search(t):
+        return "user_preference"
+    return "repo_convention" if _IMPERATIVE.search(t) else "code_fact"
 
 
 def tag(key: str, value: Any) -> str:
@@ -286,7 +300,7 @@ def record_error(path: str, index: int, line: int | None, record_id: str | None,
 def read_text(path: Path) -> str:
     """The UTF-8 text of ``path``; :class:`ImportFileError` naming the file otherwise."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")  # no newline translation: spans and hashes are of the bytes
     except FileNotFoundError as exc:
         raise ImportFileError(path, "no such file") from exc
     except IsADirectoryError as exc:
@@ -372,7 +386,7 @@ def _compute_ids(it: Item) -> None:
 
 
 def _provenance_tags(it: Item) -> list[str]:
-    tags = list(dict.fromkeys(it.tags))
+    tags = list(dict.fromkeys(it.tags + it.state_tags))
     for t in (f"import:{it.fmt}", tag("source", it.source)) + ((f"line:{it.line}",) if it.line else ()):
         if t not in tags:
             tags.append(t)
@@ -662,19 +676,55 @@ def _previous(session: Session, fmt: str, source: str) -> list[Memory]:
     return sorted(rows, key=lambda m: (_line_of_source(m.import_source), m.memory_id))
 
 
+#: Review states that record a human decision: such a memory is never replaced by a revision.
+_DECIDED = frozenset({"approved", "rejected", "changes_requested"})
+
+
+def _next_revisions(session: Session, items: list[Item]) -> None:
+    """A record whose memory an earlier re-import retired (superseded or withdrawn, no human decision)
+    and which is back in its source (a reverted edit, a restored line) gets the next free revision id
+    ``<id>-r2``, ``-r3``, ...: the retired memory stays as it was, the record is a candidate again, and
+    the same import run twice still adds nothing (the revision is then alive and unchanged)."""
+    todo = [it for it in items if it.corrected_by is None]
+    rows: dict[str, tuple[str, str]] = {}
+    for i in range(0, len(todo), 500):
+        ids = [it.memory_id for it in todo[i:i + 500]]
+        for mid, state, review in session.exec(select(Memory.memory_id, Memory.state, Memory.review_state)
+                                               .where(Memory.memory_id.in_(ids))):
+            rows[mid] = (state, review)
+
+    def retired(mid: str) -> bool:
+        if mid not in rows:
+            row = session.exec(select(Memory.state, Memory.review_state).where(Memory.memory_id == mid)).first()
+            if row is None:
+                return False
+            rows[mid] = (row[0], row[1])
+        state, review = rows[mid]
+        return state in ("superseded", "invalidated") and review not in _DECIDED
+
+    for it in todo:
+        base, n = it.memory_id, 1
+        while retired(it.memory_id):
+            n += 1
+            it.memory_id = f"{base}-r{n}"
+
+
 def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], list[Item]],
            sources: dict[tuple[str, str], bool], natives: list[tuple[RawRecord, Memory, list[Evidence]]],
            actor: Actor, report: FormatImportReport, progress: Callable[[int, int], None] | None) -> None:
     now = utcnow()
+    _next_revisions(session, items)
     existing = _existing(session, [it.memory_id for it in items] + [m.memory_id for _, m, _ in natives])
     new_ids = {it.memory_id for it in items}
 
     # 1. align each source's previous memories with its records (before anything is written)
     replaces: dict[str, Memory] = {}  # new id -> the previous memory it supersedes
-    withdrawn: list[tuple[Memory, Item | None]] = []
-    for key, its in by_file.items():
+    withdrawn: list[Memory] = []
+    for key in sorted(set(sources) | set(by_file)):
         fmt, source = key
-        complete = sources.get(key, True)
+        its = by_file.get(key, [])
+        if not sources.get(key, True):
+            continue  # the source had invalid records: never used to supersede or withdraw
         previous = _previous(session, fmt, source)
         if not previous:
             continue
@@ -687,18 +737,27 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
         for olds, news in groups.values():
             a = [m.memory_id for m in olds]
             b = [it.memory_id for it in news]
+            pairs: list[tuple[Memory, Item]] = []
+            left_old: list[Memory] = []
+            left_new: list[Item] = []
             for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
                 if op == "equal":
                     continue
                 gone = [m for m in olds[i1:i2] if m.memory_id not in new_ids]
                 fresh = [it for it in news[j1:j2] if it.memory_id not in existing and it.corrected_by is None]
-                for k, m in enumerate(gone):
-                    if k < len(fresh):
-                        replaces[fresh[k].memory_id] = m
-                        if fresh[k].logical_key is None:
-                            fresh[k].logical_id = m.logical_memory_id
-                    elif complete:
-                        withdrawn.append((m, news[0] if news else None))
+                pairs += list(zip(gone, fresh))
+                left_old += gone[len(fresh):]
+                left_new += fresh[len(gone):]
+            if prefix is not None:
+                # an entity, a Mem0 id, a Letta block: a small group whose records have no order of their
+                # own, so what left and what arrived within it are versions of each other
+                pairs += list(zip(left_old, left_new))
+                left_old = left_old[len(left_new):]
+            for m, it in pairs:
+                replaces[it.memory_id] = m
+                if it.logical_key is None:
+                    it.logical_id = m.logical_memory_id
+            withdrawn += left_old
 
     # 2. native records, as memtui import does
     total = len(items) + len(natives)
@@ -790,7 +849,7 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
             progress(done, total)
 
     # 4. candidates whose record is gone from a source read completely
-    for m, _ in withdrawn:
+    for m in withdrawn:
         if m.state == "candidate":
             source = (m.import_source or "").split("#L")[0]
             transition(session, m, "invalidated", actor,
