@@ -111,20 +111,34 @@ def init(db: DbOpt = None) -> None:
 
 @app.command("import")
 def import_(
-    files: Annotated[list[Path], typer.Argument(help="YAML, JSON or JSONL files in the design's record shapes.")],
+    files: Annotated[list[Path], typer.Argument(help="Files (or folders of instruction files) to import.")],
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Import the valid records, list the rejects.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="auto | native | markdown | mcp | mem0 | letta")] = "auto",
+    repo: Annotated[Optional[Path], typer.Option("--repo", help="The git checkout the files belong to "
+                                                 "(evidence is anchored at its HEAD).")] = None,
+    repository_id: Annotated[Optional[str], typer.Option("--repository-id", help="Repository scope of the "
+                                                         "imported candidates (default: the checkout's name).")] = None,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """Import memory and candidate records; one transaction, all or nothing unless --skip-invalid."""
-    from memtui.importers.native import ImportRefused, import_files
+    """Import records: the design's shapes (YAML/JSON/JSONL) and the formats agents write (CLAUDE.md,
+    AGENTS.md, Cursor rules, memory banks, MCP memory graph, Mem0, Letta). One transaction, all
+    or nothing unless --skip-invalid; importing the same files twice adds nothing."""
+    from memtui.importers.formats import FORMATS, import_paths
+    from memtui.importers.native import ImportRefused
 
+    if fmt != "auto" and fmt not in FORMATS:
+        raise _fail(f"--format must be auto or one of {', '.join(FORMATS)}, not {fmt!r}", 2)
     engine = _engine(db)
     try:
-        report = import_files(engine, list(files), _actor(actor, role), skip_invalid=skip_invalid)
+        report = import_paths(engine, list(files), _actor(actor, role), fmt=fmt, repo_dir=repo,
+                              repository_id=repository_id, skip_invalid=skip_invalid)
     except ImportRefused as exc:
         raise _fail(str(exc))
+    extra = [f"{k} {len(getattr(report, k))}" for k in ("superseded", "withdrawn") if getattr(report, k, None)]
     _echo(f"imported {len(report.imported)}, already present {len(report.unchanged)}, "
-               f"rejected {len(report.rejected)}")
+          f"rejected {len(report.rejected)}" + (", " + ", ".join(extra) if extra else ""))
+    for w in getattr(report, "warnings", []) or []:
+        _echo(f"  warning: {w}")
     for err in report.rejected:
         _echo(f"  rejected: {err}")
     if report.rejected and not report.imported and not report.unchanged:
@@ -741,3 +755,13 @@ def main() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+def _register_extra_commands() -> None:
+    """Recall and export commands live in memtui.cli_io (issue 5)."""
+    from memtui.cli_io import register
+
+    register(app)
+
+
+_register_extra_commands()

@@ -78,11 +78,14 @@ Output is deterministic: members sorted, cluster ids from the sorted member ids,
 from __future__ import annotations
 
 import bisect
+import gc
 import hashlib
+import os
 import pickle
 import threading
 import time
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -90,11 +93,12 @@ import numpy as np
 import scipy.sparse as sp
 from rapidfuzz import fuzz, process
 
-from memtui.domain.statements import Analyzed, analyze, fingerprint, material_difference_analyzed, normalize
+from memtui.domain.statements import Analyzed, analyze, material_difference_analyzed, normalize
 
 __all__ = [
     "DEFAULT_THRESHOLD", "DEFAULT_CLUSTER_FLOOR", "STOPWORDS", "DedupeItem", "DedupeConfig", "Cluster",
     "DedupeIndex", "CharNgramTfidf", "BlockedNeighbours", "match_key", "key_of_normalized",
+    "fingerprint_of_normalized", "score_keys", "pair_scores",
     "exhaustive_pairs", "guard_pairs", "pair_key",
 ]
 
@@ -218,6 +222,13 @@ def key_of_normalized(normalized: str) -> str:
     ])
 
 
+def fingerprint_of_normalized(normalized: str) -> str:
+    """:func:`memtui.domain.statements.fingerprint` of a text whose :func:`normalize` is ``normalized``
+    (its documented definition: the normalised tokens, deduplicated, sorted, joined by one space),
+    without normalising again; ``tests/test_dedupe_index.py`` checks the two agree."""
+    return " ".join(sorted(set(normalized.split())))
+
+
 def match_key(text: str) -> str:
     """The string scored by rapidfuzz and vectorised by TF-IDF, from the normalised text (NFKC,
     casefolded, punctuation to spaces): stop words dropped; tokens with a digit or ``_`` kept whole; words
@@ -243,14 +254,27 @@ def score_keys(a: str, b: str, config: DedupeConfig | None = None) -> float:
 
 def pair_scores(keys_a: Sequence[str], keys_b: Sequence[str], config: DedupeConfig | None = None) -> np.ndarray:
     """:func:`score_keys` of ``keys_a[i]`` and ``keys_b[i]`` for every ``i`` (``rapidfuzz.process.cpdist``,
-    ``config.workers`` threads): float32 array of ``len(keys_a)``."""
+    ``config.workers`` threads): float32 array of ``len(keys_a)``, exact wherever a score can reach
+    ``config.threshold``; below that, a pair too far apart gets its first scorer's value (still below the
+    threshold)."""
     cfg = config or _DEFAULT_CONFIG
     if not len(keys_a):
         return np.zeros(0, np.float32)
-    total = np.zeros(len(keys_a), np.float32)
-    for sc in cfg.scorers:
-        total += process.cpdist(keys_a, keys_b, scorer=sc, workers=cfg.workers, dtype=np.float32)
-    return total / np.float32(len(cfg.scorers))
+    k = len(cfg.scorers)
+    total = process.cpdist(keys_a, keys_b, scorer=cfg.scorers[0], workers=cfg.workers, dtype=np.float32)
+    if k > 1:
+        # a pair whose first score is below k*T - (k-1)*100 cannot reach the threshold: only the others
+        # are computed in full (their mean below the threshold is then not exact, and never needed)
+        live = np.flatnonzero(total >= k * cfg.threshold - (k - 1) * 100.0)
+        if len(live):
+            la = [keys_a[i] for i in live.tolist()]
+            lb = [keys_b[i] for i in live.tolist()]
+            for sc in cfg.scorers[1:]:
+                total[live] += process.cpdist(la, lb, scorer=sc, workers=cfg.workers, dtype=np.float32)
+        dead = np.ones(len(total), bool)
+        dead[live] = False
+        total[dead] *= np.float32(k)  # the first score stands in for the mean where it cannot matter
+    return total / np.float32(k)
 
 
 def _block_scores(keys: Sequence[str], cfg: DedupeConfig) -> np.ndarray:
@@ -312,15 +336,25 @@ class CharNgramTfidf:
         """(doc index, n-gram key) for every n-gram occurrence, both int64."""
         text = "\x00".join(" " + d + " " if d else "" for d in docs)
         cp = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-        codes = np.searchsorted(self.alphabet_, cp).astype(np.int64)
-        np.minimum(codes, len(self.alphabet_) - 1 if len(self.alphabet_) else 0, out=codes)
-        known = self.alphabet_[codes] == cp if len(self.alphabet_) else np.zeros(len(cp), bool)
-        codes = np.where(known, codes + 3, 2)
-        is_nul = cp == 0
-        is_space = cp == 32
-        codes[is_nul] = 0
-        codes[is_space] = 1
         n_chars = len(cp)
+        if n_chars == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        top = int(cp.max())
+        if top < 1 << 20:  # a lookup table over the code points present: 0 NUL, 1 space, 2 unknown, 3.. alphabet
+            lut = np.full(top + 1, 2, np.int64)
+            alpha = self.alphabet_[self.alphabet_ <= top]
+            lut[alpha] = np.searchsorted(self.alphabet_, alpha) + 3
+            lut[0], lut[32] = 0, 1
+            codes = lut[cp]
+        else:
+            codes = np.searchsorted(self.alphabet_, cp).astype(np.int64)
+            np.minimum(codes, len(self.alphabet_) - 1 if len(self.alphabet_) else 0, out=codes)
+            known = self.alphabet_[codes] == cp if len(self.alphabet_) else np.zeros(n_chars, bool)
+            codes = np.where(known, codes + 3, 2)
+            codes[cp == 0] = 0
+            codes[cp == 32] = 1
+        is_nul = codes == 0
+        is_space = codes == 1
         nul_cum = np.concatenate(([0], np.cumsum(is_nul)))
         sp_cum = np.concatenate(([0], np.cumsum(is_space)))
         doc_of = nul_cum[:-1]  # document of each position = NULs before it
@@ -331,14 +365,16 @@ class CharNgramTfidf:
             m = n_chars - n + 1
             if m <= 0:
                 continue
-            p = np.arange(m)
-            valid = (nul_cum[p + n] - nul_cum[p] == 0) & (sp_cum[p + n - 1] - sp_cum[np.minimum(p + 1, p + n - 1)] == 0)
-            p = p[valid]
-            key = np.zeros(len(p), np.int64)
-            for i in range(n):
-                key = key * b + codes[p + i]
-            rows.append(doc_of[p])
-            keys.append(key + self._offset(n))
+            # window [p, p + n): no NUL anywhere, no space inside (positions p+1 .. p+n-2)
+            valid = nul_cum[n:n + m] == nul_cum[:m]
+            if n > 2:
+                valid &= sp_cum[n - 1:n - 1 + m] == sp_cum[1:1 + m]
+            key = codes[:m].copy()
+            for i in range(1, n):
+                key *= b
+                key += codes[i:i + m]
+            rows.append(doc_of[:m][valid])
+            keys.append(key[valid] + self._offset(n))
         # scikit-learn's char_wb emits a padded word shorter than min_n (" a " when min_n = 4) once, as is.
         if lo > 3:
             spaces = np.flatnonzero(is_space)
@@ -373,7 +409,14 @@ class CharNgramTfidf:
         if self._base ** self.ngram_range[1] * 2 >= 2**62:
             raise ValueError("alphabet too large for 64-bit n-gram keys")
         rows, keys = self._keys(docs)
-        vocab, cols = np.unique(keys, return_inverse=True)
+        key_space = self._offset(self.ngram_range[1] + 1)
+        if key_space <= 1 << 24:  # dense: present keys in order, and a key -> column table
+            present = np.bincount(keys, minlength=key_space) > 0
+            vocab = np.flatnonzero(present)
+            col_of = np.cumsum(present) - 1
+            cols = col_of[keys]
+        else:
+            vocab, cols = np.unique(keys, return_inverse=True)
         counts = self._counts(docs, rows, cols, len(vocab))
         df = np.bincount(counts.indices, minlength=len(vocab))
         cap = max(self.max_df * len(docs), self.max_df_min_count)
@@ -444,16 +487,33 @@ class BlockedNeighbours:
     squared column counts, and a template's common n-grams dominate it. Small blocks keep every n-gram.
     """
 
-    def __init__(self, R: sp.csr_matrix, r_blocks: np.ndarray, max_df: float = 1.0, max_df_min_count: int = 0):
+    def __init__(self, R: sp.csr_matrix, r_blocks: np.ndarray, max_df: float = 1.0, max_df_min_count: int = 0,
+                 only: tuple[sp.csr_matrix, np.ndarray] | None = None):
+        """``only=(Q, q_blocks)``: keep just the (block, n-gram) columns that rows of ``Q`` use -- the only
+        ones a query with those rows can meet (``add`` queries a few new rows against big blocks)."""
         self.nr = R.shape[0]
         self.V = np.int64(max(R.shape[1], 1))
+        r_blocks = np.asarray(r_blocks, np.int64)
         r_row = np.repeat(np.arange(self.nr), np.diff(R.indptr))
-        rkeys = np.asarray(r_blocks, np.int64)[r_row] * self.V + R.indices
+        r_ind, data = R.indices, R.data
+        if only is not None:
+            # column counts per block are unaffected: a kept column keeps all of its entries
+            Q, q_blocks = only
+            blocks = np.unique(r_blocks)
+            q_row = np.repeat(np.arange(Q.shape[0]), np.diff(Q.indptr))
+            qb = np.asarray(q_blocks, np.int64)[q_row]
+            if len(blocks) * int(self.V) <= 32_000_000:  # a dense (block, n-gram) mask: one lookup an entry
+                mask = np.zeros((len(blocks), int(self.V)), bool)
+                mask[np.searchsorted(blocks, qb), Q.indices] = True
+                keep = mask[np.searchsorted(blocks, r_blocks)[r_row], r_ind]
+            else:
+                keep = np.isin(r_blocks[r_row] * self.V + r_ind, np.unique(qb * self.V + Q.indices))
+            r_row, r_ind, data = r_row[keep], r_ind[keep], data[keep]
+        rkeys = r_blocks[r_row] * self.V + r_ind
         uk, rcol = np.unique(rkeys, return_inverse=True)
-        data = R.data
         if max_df < 1.0 and len(uk):
             df = np.bincount(rcol, minlength=len(uk))
-            blocks, block_rows = np.unique(r_blocks, return_counts=True)
+            blocks, block_rows = np.unique(r_blocks, return_counts=True)  # rows per block (all of R)
             cap = np.maximum(max_df * block_rows[np.searchsorted(blocks, uk // self.V)], max_df_min_count)
             keep_col = df <= cap
             if not keep_col.all():
@@ -582,7 +642,7 @@ class _Unit:
     guard analyses: at ``build`` the item ranked first by :func:`_rep_rank`; an item joining later
     through ``add`` does not replace it."""
 
-    __slots__ = ("row", "block", "norm", "items", "text", "key", "fp", "_an")
+    __slots__ = ("row", "block", "norm", "items", "text", "key", "fp", "fpk", "_an")
 
     def __init__(self, row: int, block: int, norm: str, text: str):
         self.row = row
@@ -591,7 +651,8 @@ class _Unit:
         self.items: list[str] = []
         self.text = text  # the representative statement, analysed for the guard
         self.key = key_of_normalized(norm)
-        self.fp = fingerprint(text)
+        self.fp = fingerprint_of_normalized(norm)
+        self.fpk = -1  # id of (block, fingerprint), set by the index
         self._an: Analyzed | None = None
 
     @property
@@ -603,6 +664,37 @@ class _Unit:
     @property
     def first(self) -> str:
         return self.items[0]
+
+
+class _ScoredPairs:
+    """Unordered unit pairs, each scored once (``score(a, b)`` on arrays), keyed ``min * N + max``."""
+
+    def __init__(self, n_rows: int, score: Callable[[np.ndarray, np.ndarray], np.ndarray]):
+        self.N = np.int64(n_rows + 1)
+        self.score = score
+        self.codes = np.zeros(0, np.int64)  # sorted
+        self.values = np.zeros(0, np.float32)
+
+    def scores(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Scores of the pairs ``(a[i], b[i])`` (order within a pair irrelevant), new ones computed."""
+        if not len(a):
+            return np.zeros(0, np.float32)
+        codes = np.minimum(a, b) * self.N + np.maximum(a, b)
+        uc, inv = np.unique(codes, return_inverse=True)
+        if len(self.codes):
+            pos = np.minimum(np.searchsorted(self.codes, uc), len(self.codes) - 1)
+            new = uc[self.codes[pos] != uc]
+        else:
+            new = uc
+        if len(new):
+            vals = self.score(new // self.N, new % self.N)
+            codes_all = np.concatenate([self.codes, new])
+            order = np.argsort(codes_all, kind="stable")
+            self.codes, self.values = codes_all[order], np.concatenate([self.values, vals])[order]
+        return self.values[np.searchsorted(self.codes, uc)][inv]
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.stack([self.codes // self.N, self.codes % self.N], axis=1), self.values
 
 
 class DedupeIndex:
@@ -635,13 +727,15 @@ class DedupeIndex:
         self._item_unit: dict[str, int] = {}
         self._units: dict[int, _Unit] = {}
         self._unit_by_norm: dict[tuple[int, str], int] = {}
-        self._units_by_fp: dict[tuple[int, str], set[int]] = defaultdict(set)
+        self._fp_ids: dict[tuple[int, str], int] = {}
+        self._units_by_fp: dict[int, set[int]] = defaultdict(set)
         self._block_ids: dict[tuple[str, str], int] = {}
         self._block_keys: list[tuple[str, str]] = []
         self._block_units: dict[int, set[int]] = defaultdict(set)
         self._vec: CharNgramTfidf | None = None
         self._X: sp.csr_matrix | None = None
-        self._row_block = np.zeros(0, np.int64)
+        self._row_block = np.zeros(0, np.int64)  # block id of each row
+        self._row_fp = np.zeros(0, np.int64)  # (block, fingerprint) id of each row
         self._next_row = 0
         self._adj: dict[int, dict[int, float]] = defaultdict(dict)  # verified pairs (edges) -> score
         self._rejected: dict[int, dict[int, str]] = defaultdict(dict)  # scored >= threshold, guard said no
@@ -683,47 +777,64 @@ class DedupeIndex:
     def build(self, items: Iterable[DedupeItem]) -> list[Cluster]:
         """Index ``items`` from scratch (fits the vectorizer) and return all clusters (sorted). A repeated
         memory id keeps its last version."""
+        with _gc_paused():
+            return self._build(items)
+
+    def _build(self, items: Iterable[DedupeItem]) -> list[Cluster]:
         self._reset()
-        t0 = time.perf_counter()
+        clock = _PhaseClock()
         items = _unique_items(items)
         norms = {i.memory_id: normalize(i.statement) for i in items if not i.stale}
-        # units are created in this order, so the first item of a unit is its representative
-        order = sorted(items, key=lambda i: (i.scope_key, i.type, norms.get(i.memory_id, ""), *_rep_rank(i)))
+        order = sorted(items, key=lambda i: (i.scope_key, i.type, norms.get(i.memory_id, ""), i.memory_id))
+        # units are created in this order, so the first item of a unit is its representative (_rep_rank)
+        k = 0
+        while k < len(order):
+            j = k + 1
+            head = order[k]
+            while j < len(order) and not head.stale and not order[j].stale and order[j].scope_key == head.scope_key \
+                    and order[j].type == head.type and norms[order[j].memory_id] == norms[head.memory_id]:
+                j += 1
+            if j - k > 1:
+                order[k:j] = sorted(order[k:j], key=_rep_rank)
+            k = j
         self._insert(order, norms)
         rows = np.arange(self._next_row, dtype=np.int64)  # units were created in sorted order: rows 0..n-1
         units = [self._units[r] for r in range(self._next_row)]
         cfg = self.config
-        t1 = time.perf_counter()
+        clock.lap("prepare")
         self._vec = CharNgramTfidf(cfg.ngram_range)  # the common-n-gram cap is applied per block
         self._X = self._vec.fit_transform([u.key for u in units])
         self._row_block = np.array([u.block for u in units], np.int64)
+        self._row_fp = np.array([u.fpk for u in units], np.int64)
         if not units:
             self._vec = None  # nothing fitted: the next ``add`` builds
-        t2 = time.perf_counter()
+        clock.lap("vectorize")
         pairs, scores = self._candidates(rows, rows)
-        t3 = time.perf_counter()
+        clock.lap("candidates")
         n_guard = self._verify_and_link(pairs, scores)
-        t4 = time.perf_counter()
+        clock.lap("verify")
         self._recluster(set(self._units))
-        t5 = time.perf_counter()
+        clock.lap("cluster")
         self.last_dropped = []
         self.stats = {"items": len(self._items), "units": len(self._units), "blocks": len(self._block_keys),
                       "features": int(self._X.shape[1]), "candidate_pairs": int(len(pairs)),
                       "guarded_pairs": n_guard,
                       "verified_unit_pairs": sum(len(v) for v in self._adj.values()) // 2,
-                      "seconds_prepare": round(t1 - t0, 3), "seconds_vectorize": round(t2 - t1, 3),
-                      "seconds_candidates": round(t3 - t2, 3), "seconds_verify": round(t4 - t3, 3),
-                      "seconds_cluster": round(t5 - t4, 3)}
+                      **clock.stats()}
         return self.clusters()
 
     def add(self, new_items: Iterable[DedupeItem]) -> list[Cluster]:
         """Check ``new_items`` against the index without a rebuild; return the new or changed clusters
         (sorted). An item whose id is already indexed replaces the old version. On an index never built
         (or built from nothing comparable) this builds."""
+        with _gc_paused():
+            return self._add(new_items)
+
+    def _add(self, new_items: Iterable[DedupeItem]) -> list[Cluster]:
         new_items = _unique_items(new_items)
         if self._vec is None:
             before = set(self._clusters)
-            self.build([*self._items.values(), *new_items])
+            self._build([*self._items.values(), *new_items])
             return [c for c in self.clusters() if c.cluster_id not in before]
         t0 = time.perf_counter()
         affected: set[int] = set()
@@ -740,6 +851,7 @@ class DedupeIndex:
             self.rows_since_build += len(fresh)
             self._X = sp.vstack([self._X, Xn], format="csr")
             self._row_block = np.concatenate([self._row_block, [self._units[r].block for r in fresh.tolist()]])
+            self._row_fp = np.concatenate([self._row_fp, [self._units[r].fpk for r in fresh.tolist()]])
             blocks = {self._units[r].block for r in fresh.tolist()}
             ref = np.array(sorted(r for b in blocks for r in self._block_units[b]), np.int64)
             pairs, scores = self._candidates(fresh, ref)
@@ -825,7 +937,8 @@ class DedupeIndex:
                 self._next_row += 1
                 unit = self._units[row] = _Unit(row, block, norm, it.statement)
                 self._unit_by_norm[k] = row
-                self._units_by_fp[(block, unit.fp)].add(row)
+                unit.fpk = self._fp_ids.setdefault((block, unit.fp), len(self._fp_ids))
+                self._units_by_fp[unit.fpk].add(row)
                 self._block_units[block].add(row)
             bisect.insort(self._units[row].items, it.memory_id)
             self._item_unit[it.memory_id] = row
@@ -853,10 +966,10 @@ class DedupeIndex:
             self._rejected.pop(row, None)
             del self._units[row]
             del self._unit_by_norm[(unit.block, unit.norm)]
-            fp_set = self._units_by_fp[(unit.block, unit.fp)]
+            fp_set = self._units_by_fp[unit.fpk]
             fp_set.discard(row)
             if not fp_set:
-                del self._units_by_fp[(unit.block, unit.fp)]
+                del self._units_by_fp[unit.fpk]
             self._block_units[unit.block].discard(row)
         if ids:
             self._pair_cache.clear()
@@ -870,51 +983,45 @@ class DedupeIndex:
 
     def _candidates(self, q_rows: np.ndarray, r_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Candidate unit pairs ``(m, 2)`` (``u < v``, unique, sorted) and their scores ``(m,)``:
-        fingerprint groups touching ``q_rows`` and TF-IDF neighbours of ``q_rows`` among ``r_rows``."""
+        fingerprint groups touching ``q_rows`` and TF-IDF neighbours of ``q_rows`` among ``r_rows``.
+        Each pair is scored once, however often it comes up."""
         cfg = self.config
-        found_a: list[np.ndarray] = []
-        found_b: list[np.ndarray] = []
-        found_s: list[np.ndarray] = []
+        pool = _ScoredPairs(self._next_row, self._score)
         # stage 2: fingerprint groups
         q_set = set(q_rows.tolist())
         fp_pairs: list[tuple[int, int]] = []
-        for k in {(self._units[r].block, self._units[r].fp) for r in q_set}:
-            group = self._units_by_fp.get(k, ())
-            if len(group) < 2:
-                continue
+        if len(q_set) == len(self._units):
+            groups = [g for g in self._units_by_fp.values() if len(g) > 1]
+        else:
+            groups = [g for g in (self._units_by_fp.get(k, ()) for k in {self._units[r].fpk for r in q_set})
+                      if len(g) > 1]
+        for group in groups:
             group = sorted(group, key=lambda x: self._units[x].first)[: cfg.max_fingerprint_group]
             for i in range(len(group)):
                 for j in range(i + 1, len(group)):
                     if group[i] in q_set or group[j] in q_set:
                         fp_pairs.append((group[i], group[j]))
         if fp_pairs:
-            fa = np.array([p[0] for p in fp_pairs], np.int64)
-            fb = np.array([p[1] for p in fp_pairs], np.int64)
-            found_a.append(fa), found_b.append(fb), found_s.append(self._score(fa, fb))
+            pool.scores(np.array([p[0] for p in fp_pairs], np.int64), np.array([p[1] for p in fp_pairs], np.int64))
         # stage 3: TF-IDF neighbours, with more neighbours for units whose list is full of good pairs
         if len(q_rows) and len(r_rows) and self._X is not None and self._X.shape[1]:
-            ref = BlockedNeighbours(self._X[r_rows], self._row_block[r_rows], cfg.max_df, cfg.max_df_min_count)
+            Q = self._X[q_rows]
+            only = None if len(q_rows) == len(r_rows) else (Q, self._row_block[q_rows])
+            ref = BlockedNeighbours(self._X[r_rows], self._row_block[r_rows], cfg.max_df, cfg.max_df_min_count, only)
             rows, n = q_rows, cfg.top_n
             while len(rows):
                 C = ref.query(self._X[rows], self._row_block[rows], n + 1, cfg.min_cosine, cfg.workers)
                 a, b = rows[C.row], r_rows[C.col]
                 keep = a != b
                 qi, a, b = C.row[keep], a[keep], b[keep]
-                s = self._score(a, b)
-                found_a.append(a), found_b.append(b), found_s.append(s)
+                s = pool.scores(a, b)
                 if n >= cfg.max_top_n:
                     break
                 returned = np.bincount(qi, minlength=len(rows))
                 passing = np.bincount(qi[s >= cfg.threshold], minlength=len(rows))
                 full = (returned >= n) & (passing >= cfg.expand_fraction * n)
                 rows, n = rows[full], min(n * 4, cfg.max_top_n)
-        if not found_a:
-            return np.zeros((0, 2), np.int64), np.zeros(0, np.float32)
-        a, b, s = np.concatenate(found_a), np.concatenate(found_b), np.concatenate(found_s)
-        lo, hi = np.minimum(a, b), np.maximum(a, b)
-        code = lo * np.int64(self._next_row + 1) + hi
-        _, first = np.unique(code, return_index=True)
-        return np.stack([lo[first], hi[first]], axis=1), s[first]
+        return pool.result()
 
     def _cannot_link(self, u: _Unit, v: _Unit) -> bool:
         nd = self._not_dup
@@ -932,11 +1039,9 @@ class DedupeIndex:
         if not len(pairs):
             return 0
         cfg, units = self.config, self._units
-        passed = np.flatnonzero(scores >= cfg.threshold)
-        fp_only = [i for i in np.flatnonzero(scores < cfg.threshold).tolist()
-                   if units[int(pairs[i, 0])].fp == units[int(pairs[i, 1])].fp]
+        fp_equal = self._row_fp[pairs[:, 0]] == self._row_fp[pairs[:, 1]]
         todo = []
-        for i in sorted(passed.tolist() + fp_only):
+        for i in np.flatnonzero((scores >= cfg.threshold) | fp_equal).tolist():
             u, v = units[int(pairs[i, 0])], units[int(pairs[i, 1])]
             if not self._cannot_link(u, v):
                 todo.append((u, v, float(scores[i])))
@@ -968,7 +1073,7 @@ class DedupeIndex:
             if hit is None:
                 hit = self._pair_cache[k] = (score_keys(a.key, b.key, self.config), True)
             s = hit[0]
-        return s, a.fp == b.fp
+        return s, a.fpk == b.fpk
 
     def _guard_ok(self, u: int, v: int) -> bool:
         """No guard reason and not marked "not duplicates" (cached; analyses units lazily)."""
@@ -1183,7 +1288,7 @@ def exhaustive_pairs(items: Iterable[DedupeItem], config: DedupeConfig | None = 
         texts.extend(rep[nm].statement for nm in norms)
         ids.extend(i.memory_id for i in members)
         keys = [key_of_normalized(x) for x in norms]
-        fps = [fingerprint(i.statement) for i in members]
+        fps = [fingerprint_of_normalized(x) for x in norms]
         hit = _block_scores(keys, cfg) >= cfg.threshold
         by_fp: dict[str, list[int]] = defaultdict(list)
         for i, f in enumerate(fps):
@@ -1221,6 +1326,44 @@ def _rep_rank(item: DedupeItem) -> tuple[int, str]:
     same normalised text: the most capital letters (identifiers stay recognisable: "OrderValidator",
     not "ordervalidator"), then the smallest memory id."""
     return (-sum(1 for c in item.statement if c.isupper()), item.memory_id)
+
+
+class _PhaseClock:
+    """Wall and CPU seconds per phase. CPU is this process's (all its threads: the top-n product and
+    rapidfuzz run on ``workers`` threads) plus finished child processes' (the guard workers)."""
+
+    def __init__(self) -> None:
+        self.laps: list[tuple[str, float, float]] = []
+        self._wall, self._cpu = time.perf_counter(), self._cpu_now()
+
+    @staticmethod
+    def _cpu_now() -> float:
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    def lap(self, name: str) -> None:
+        wall, cpu = time.perf_counter(), self._cpu_now()
+        self.laps.append((name, wall - self._wall, cpu - self._cpu))
+        self._wall, self._cpu = wall, cpu
+
+    def stats(self) -> dict[str, float]:
+        out = {f"seconds_{n}": round(w, 3) for n, w, _ in self.laps}
+        out.update({f"cpu_seconds_{n}": round(c, 3) for n, _, c in self.laps})
+        return out
+
+
+@contextmanager
+def _gc_paused():
+    """Pause the cyclic garbage collector: building the index allocates hundreds of thousands of
+    long-lived objects, and the collector's full passes over them cost seconds at 100k statements.
+    Nothing here creates reference cycles."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _unique_items(items: Iterable[DedupeItem]) -> list[DedupeItem]:

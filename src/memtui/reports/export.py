@@ -314,7 +314,8 @@ def import_json_store(engine: Engine, data: dict, actor: Actor) -> dict[str, int
         if not _store_is_empty(session):
             raise ExportError("the store is not empty; import a store export only into an empty store "
                               "(use `memtui import` to add records to an existing one)")
-        repos = [_to_row(Repository.__table__, r, f"repositories[{i}]") for i, r in enumerate(data.get("repositories", []))]
+        repos = [_to_row(Repository.__table__, r, f"repositories[{i}]")
+                 for i, r in enumerate(data.get("repositories", []))]
         if repos:
             session.execute(sa.insert(Repository.__table__), repos)
         counts["repositories"] = len(repos)
@@ -332,8 +333,7 @@ def import_json_store(engine: Engine, data: dict, actor: Actor) -> dict[str, int
                 raise ExportError(str(exc)) from None
             mid = memory.memory_id
             row = {c.name: getattr(memory, c.name) for c in Memory.__table__.columns}
-            row.update({k: v for k, v in _to_row(Memory.__table__, extras.get(mid, {}),
-                                                   f"memoryExtras[{mid}]").items()})
+            row.update(_to_row(Memory.__table__, extras.get(mid, {}), f"memoryExtras[{mid}]"))
             row["version"] = row.get("version") or 1
             memory_rows.append(row)
             full = ev_rows.pop(mid, [])
