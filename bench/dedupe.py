@@ -557,18 +557,18 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
 
 
-def sample_blocks(items: list[DedupeItem], size: int, seed: int) -> list[DedupeItem]:
-    """Whole (scope, type) blocks, in a seeded random order, until ``size`` items (block sizes kept)."""
+def sample_blocks(items: list[DedupeItem], size: int) -> list[DedupeItem]:
+    """Whole (scope, type) blocks, block sizes kept: a systematic sample over the blocks sorted by size
+    (every k-th, from the largest), so the sample's size distribution -- and its largest blocks, where a
+    top-n cut can lose pairs -- resembles the whole set's; about ``size`` items."""
     by_block: dict[tuple[str, str], list[DedupeItem]] = defaultdict(list)
     for it in items:
         by_block[(it.scope_key, it.type)].append(it)
-    keys = sorted(by_block)
-    random.Random(seed).shuffle(keys)
+    keys = sorted(by_block, key=lambda k: (-len(by_block[k]), k))
+    step = max(1, round(len(items) / max(size, 1)))
     out: list[DedupeItem] = []
-    for k in keys:
-        if len(out) >= size:
-            break
-        out.extend(by_block[k][: size - len(out)])
+    for k in keys[::step]:
+        out.extend(by_block[k])
     return out
 
 
@@ -626,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
     del index
 
     # --- sample: exhaustive comparison ---------------------------------------------------------------
-    sample = sample_blocks(items, args.sample, args.seed)
+    sample = sample_blocks(items, args.sample)
     ss = Counter((i.scope_key, i.type) for i in sample)
     log(f"sample {len(sample)} statements in {len(ss)} blocks (largest {max(ss.values())}, "
         f"{sum(v * v for v in ss.values()) / 1e6:.1f}M comparisons exhaustive)")

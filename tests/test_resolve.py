@@ -129,14 +129,23 @@ def test_merge_with_another_canonical_and_edited_text_then_undo(store):
     assert svc.detail("mem_b").statement == "Rules go through RuleRegistry."
     assert svc.detail("mem_a").state == "superseded"
     before_events = len(_events(store, "mem_a"))
+    # mem_a was in an open conflict: superseded, it cannot conflict, so the merge closed it (and noted it)
+    with Session(store) as s:
+        assert s.get(MemoryConflict, "memconf_1").resolution == "member_retired"
+    merged_events_on_a = [e for e in _events(store, "mem_a") if e.event_id > "" and e.reason and
+                          (e.to_state == "superseded" or "memconf_1 closed" in e.reason)]
+    assert len(merged_events_on_a) == 2
     u = ResolveService(store).undo(r.decision_id, REV)
     assert svc.detail("mem_a").state == "active" and svc.detail("mem_a").superseded_by is None
     assert svc.detail("mem_b").statement == "Validation uses RuleRegistry as the registry for rules."
     assert len(_evidence(store, "mem_b")) == 2  # the copied evidence is gone, its own stays
     ev = _events(store, "mem_a")
-    assert len(ev) == before_events + 1 and ev[-1].compensates is not None and ev[-1].to_state == "active"
+    # one compensating event for each of the merge's two events on mem_a; the state one is active again
+    assert len(ev) == before_events + 2 and all(e.compensates for e in ev[-2:])
+    assert svc.detail("mem_a").conflict_state == "open"
     with Session(store) as s:
         assert s.get(DuplicateCluster, "dup-1").status == "open"
+        assert s.get(MemoryConflict, "memconf_1").status == "open"
     with pytest.raises(ResolveError, match="already undone"):
         ResolveService(store).undo(r.decision_id, REV)
     assert u.kind == "undo"
@@ -245,3 +254,43 @@ def test_a_failed_decision_writes_nothing(store):
     assert len(_events(store, "mem_d")) == count
     with Session(store) as s:
         assert s.get(CompactionProposal, "memcomp_1").status == "open"
+
+
+def test_narrow_must_stay_inside_the_old_scope(store):
+    svc = ResolveService(store)
+    for bad in ("src/validation", "src", "src/pricing", ""):
+        with pytest.raises(ResolveError):
+            svc.resolve_conflict("memconf_1", "narrow", REV, scopes={"mem_c": {"modulePath": bad}})
+    with Session(store) as s:
+        assert s.get(MemoryConflict, "memconf_1").status == "open"
+
+
+def test_undo_after_a_later_note_only_decision(store):
+    """Resolving C1 (invalidates mem_c), then dismissing C2 on mem_c as not a conflict, leaves C1 undoable."""
+    with Session(store) as s, s.begin():
+        s.add(MemoryConflict(conflict_id="memconf_2", severity="medium", tenant_id="acme", repository_id="os",
+                             module_path="src/validation", memory_a="mem_b", memory_b="mem_d", status="open",
+                             reason="x", created_at=utcnow()))
+    first = ResolveService(store).resolve_conflict("memconf_1", "keep_a", REV)
+    ResolveService(store).resolve_conflict("memconf_2", "not_a_conflict", REV)
+    ResolveService(store).undo(first.decision_id, REV)
+    assert ReviewService(store).detail("mem_c").state == "active"
+
+
+def test_keep_must_name_members_and_unreviewed_members_never_make_active_memory(store):
+    with pytest.raises(ResolveError, match="not a member"):
+        ResolveService(store).accept_compaction("memcomp_1", REV, keep=["mem_zzz"])
+    with Session(store) as s, s.begin():
+        p = s.get(CompactionProposal, "memcomp_1")
+        p.members = ["mem_b", "mem_d", "mem_e"]  # mem_b is an unreviewed candidate
+        s.add(p)
+    r = ResolveService(store).accept_compaction("memcomp_1", REV)
+    assert ReviewService(store).detail(r.new_memory_id).state == "candidate"
+
+
+def test_rejecting_a_conflict_member_closes_its_conflicts(store):
+    ReviewService(store).decide("mem_c", "reject", REV)
+    with Session(store) as s:
+        c = s.get(MemoryConflict, "memconf_1")
+        assert (c.status, c.resolution) == ("resolved", "member_retired")
+    assert ReviewService(store).detail("mem_a").conflict_state == "resolved"

@@ -20,6 +20,7 @@ from sqlmodel import Session, select
 from memtui.domain.statements import analyze, conflict_reason_analyzed
 from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transaction
 from memtui.review.lifecycle import record_note
+from memtui.review.resolve import RETIRED_STATES, close_conflicts_of_retired
 from memtui.store.models import Evidence, Memory, MemoryConflict
 
 CONSIDERED_STATES = ("candidate", "approved", "active", "needs_review", "challenged")
@@ -82,6 +83,16 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
                 for b in ids[i + 1:]:
                     pairs.add((a, b))
         result.selected = len(memories)
+        # conflicts of a memory that has left use since (invalidated, superseded, ...) are over
+        closed = 0
+        for c in list(session.exec(select(MemoryConflict).where(MemoryConflict.status == "open"))):
+            for mid in (c.memory_a, c.memory_b):
+                gone = memories.get(mid) or session.get(Memory, mid)
+                if gone is not None and gone.state in RETIRED_STATES:
+                    if not dry_run:
+                        closed += len(close_conflicts_of_retired(session, gone, MAINTENANCE_ACTOR, None,
+                                                                 job_id=result.job_id))
+                    break
         found: list[dict[str, Any]] = []
         for a, b in sorted(pairs):
             if (a, b) in known:
@@ -107,8 +118,8 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
                 record_note(session, m, MAINTENANCE_ACTOR, f"conflict {cid} opened with {other}: {reason}",
                             job_id=result.job_id)
         result.changes = found
-        result.updated = len(found)
-        result.summary = {"pairsChecked": len(pairs), "newConflicts": len(found)}
+        result.updated = len(found) + closed
+        result.summary = {"pairsChecked": len(pairs), "newConflicts": len(found), "closed": closed}
     return result
 
 

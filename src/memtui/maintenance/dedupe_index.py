@@ -277,15 +277,25 @@ def pair_scores(keys_a: Sequence[str], keys_b: Sequence[str], config: DedupeConf
     return total / np.float32(k)
 
 
-def _block_scores(keys: Sequence[str], cfg: DedupeConfig) -> np.ndarray:
-    """``len(keys) x len(keys)`` float32 matrix of :func:`score_keys`, exact wherever the score reaches
-    the threshold (each scorer is cut off where the mean could no longer reach it)."""
+def _block_hits(keys: Sequence[str], cfg: DedupeConfig) -> np.ndarray:
+    """Boolean ``len(keys) x len(keys)`` matrix: :func:`score_keys` ``>= threshold``. Every pair is
+    compared with the first scorer (``rapidfuzz.process.cdist``, cut off where the mean can no longer
+    reach the threshold); the other scorers run on the pairs still in reach (``cpdist``)."""
     k = len(cfg.scorers)
     cutoff = max(0.0, k * cfg.threshold - (k - 1) * 100.0)
-    total = np.zeros((len(keys), len(keys)), np.float32)
-    for sc in cfg.scorers:
-        total += process.cdist(keys, keys, scorer=sc, score_cutoff=cutoff, dtype=np.float32, workers=cfg.workers)
-    return total / np.float32(k)
+    first = process.cdist(keys, keys, scorer=cfg.scorers[0], score_cutoff=cutoff, dtype=np.float32,
+                          workers=cfg.workers)
+    if k == 1:
+        return first >= cfg.threshold
+    ii, jj = np.nonzero(np.triu(first >= max(cutoff, 1e-6), 1))
+    total = first[ii, jj]
+    la, lb = [keys[i] for i in ii.tolist()], [keys[j] for j in jj.tolist()]
+    for sc in cfg.scorers[1:]:
+        total = total + process.cpdist(la, lb, scorer=sc, workers=cfg.workers, dtype=np.float32)
+    ok = total / np.float32(k) >= cfg.threshold
+    hit = np.zeros(first.shape, bool)
+    hit[ii[ok], jj[ok]] = True
+    return hit | hit.T
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -1289,7 +1299,7 @@ def exhaustive_pairs(items: Iterable[DedupeItem], config: DedupeConfig | None = 
         ids.extend(i.memory_id for i in members)
         keys = [key_of_normalized(x) for x in norms]
         fps = [fingerprint_of_normalized(x) for x in norms]
-        hit = _block_scores(keys, cfg) >= cfg.threshold
+        hit = _block_hits(keys, cfg)
         by_fp: dict[str, list[int]] = defaultdict(list)
         for i, f in enumerate(fps):
             by_fp[f].append(i)

@@ -95,6 +95,43 @@ def _decision(session: Session, kind: str, subject: str, action: str, actor: Act
     return d
 
 
+def _narrower(old: str | None, new: str | None) -> bool:
+    """Whether module path ``new`` lies strictly inside ``old`` (None: the whole repository)."""
+    if not new:
+        return False
+    new = new.strip("/")
+    if old is None:
+        return True
+    old = old.strip("/")
+    return new != old and new.startswith(old + "/")
+
+
+def close_conflicts_of_retired(session: Session, memory: Memory, actor: Actor, decision_id: str | None,
+                               job_id: str | None = None) -> list[str]:
+    """A memory that left use (invalidated, rejected, superseded, archived, blocked) cannot conflict:
+    its open conflicts are resolved ("member retired") and the other member's flag refreshed."""
+    closed = []
+    for c in session.exec(select(MemoryConflict).where(
+            MemoryConflict.status == "open",
+            (MemoryConflict.memory_a == memory.memory_id) | (MemoryConflict.memory_b == memory.memory_id))):
+        c.status, c.resolution, c.resolved_by, c.resolved_at = "resolved", "member_retired", actor.id, utcnow()
+        session.add(c)
+        closed.append(c.conflict_id)
+    if closed:
+        session.flush()
+        for c_id in closed:
+            c = session.get(MemoryConflict, c_id)
+            for mid in (c.memory_a, c.memory_b):
+                other = _memory(session, mid)
+                _refresh_conflict_state(session, other)
+                record_note(session, other, actor, f"conflict {c_id} closed: {memory.memory_id} is {memory.state}",
+                            decision_id=decision_id, job_id=job_id)
+    return closed
+
+
+RETIRED_STATES = ("invalidated", "rejected", "superseded", "archived", "blocked", "expired", "deprecated")
+
+
 def _refresh_conflict_state(session: Session, memory: Memory) -> None:
     """A memory's conflict flag: open while any conflict naming it is open, else resolved (or none)."""
     rows = session.exec(select(MemoryConflict.status).where(
@@ -156,8 +193,11 @@ class ResolveService:
                 o.superseded_by = canonical_id
                 session.add(o)
                 changes[o.memory_id] = (before, "superseded")
+            session.flush()
+            closed = [c for o in others for c in close_conflicts_of_retired(session, o, actor, decision.decision_id)]
             cluster.status, cluster.decided_at = "merged", utcnow()
             session.add(cluster)
+            payload["closed"] = closed
             decision.payload = payload
             return DecisionResult(decision.decision_id, "merge", "merge", changes)
 
@@ -222,14 +262,24 @@ class ResolveService:
                     loser.superseded_by = winner.memory_id
                     session.add(loser)
                 changes[loser.memory_id] = (before, to)
+            session.flush()
+            for loser in losers:
+                payload.setdefault("closed", []).extend(
+                    close_conflicts_of_retired(session, loser, actor, decision.decision_id))
             if action == "narrow":
                 scopes = scopes or {}
-                if not scopes:
+                if not any(scopes.get(m.memory_id) for m in (a, b)):
                     raise ResolveError("narrow needs the narrower scope of at least one memory")
                 for m in (a, b):
                     new = scopes.get(m.memory_id)
                     if not new:
                         continue
+                    if "modulePath" in new and not _narrower(m.module_path, new["modulePath"]):
+                        raise ResolveError(f"{new['modulePath']!r} is not narrower than {m.memory_id}'s module path "
+                                           f"{m.module_path or '(the whole repository)'}: narrowing must stay inside it")
+                    if m.type == "architecture_decision" or m.impact == "high":
+                        if actor.role != "lead":
+                            raise ResolveError(f"{m.memory_id} is high impact; a lead must change its scope")
                     payload["scopes"][m.memory_id] = {"modulePath": m.module_path, "appliesTo": list(m.applies_to or []),
                                                       "doesNotApplyTo": list(m.does_not_apply_to or [])}
                     if "modulePath" in new:
@@ -251,9 +301,9 @@ class ResolveService:
                           keep: list[str] | None = None, activate: bool = True) -> DecisionResult:
         """Accept a compaction proposal: a new memory with the (edited) statement and the union of
         the members' evidence; members are superseded by it except those in ``keep`` (narrower ones
-        still useful). The new memory becomes active when ``activate`` and the invariants allow
-        (a broadened scope needs a lead), else it stays a candidate. Raises ResolveError and
-        lifecycle errors."""
+        still useful). The new memory becomes active when ``activate``, every member was already
+        reviewed (active or approved) and the invariants allow (a broadened scope needs a lead);
+        otherwise it is a candidate in the review queue. Raises ResolveError and lifecycle errors."""
         with Session(self.engine) as session, session.begin():
             proposal = _get(session, CompactionProposal, proposal_id, "compaction proposal")
             if proposal.status != "open":
@@ -268,6 +318,12 @@ class ResolveService:
                 if m.conflict_state == "open":
                     raise ResolveError(f"{m.memory_id} is in an open conflict; compaction never includes it")
             keep = set(keep or [])
+            unknown = keep - set(proposal.members)
+            if unknown:
+                raise ResolveError(f"--keep {', '.join(sorted(unknown))}: not a member of {proposal_id}")
+            unreviewed = [m.memory_id for m in members if m.state not in ("active", "approved")]
+            if unreviewed:
+                activate = False  # unreviewed claims never become active through a compaction
             decision = _decision(session, "compaction", proposal_id, "accept", actor, {})
             new_id = "mem_compact_" + hashlib.sha256(proposal_id.encode()).hexdigest()[:12]
             if session.get(Memory, new_id) is not None:
@@ -310,6 +366,10 @@ class ResolveService:
                 m.superseded_by = new_id
                 session.add(m)
                 changes[m.memory_id] = (before, "superseded")
+            session.flush()
+            for m in members:
+                if m.memory_id in changes:
+                    close_conflicts_of_retired(session, m, actor, decision.decision_id)
             proposal.status, proposal.new_memory_id = "accepted", new_id
             proposal.decided_at, proposal.decided_by = now, actor.id
             session.add(proposal)
@@ -345,13 +405,17 @@ class ResolveService:
             events = list(session.exec(select(StateHistory).where(StateHistory.decision_id == decision_id)
                                        .order_by(StateHistory.event_id)))
             touched = {e.memory_id for e in events}
-            last = max((e.event_id for e in events), default="")
-            for mid in sorted(touched):
-                newer = session.exec(select(StateHistory.event_id).where(
-                    StateHistory.memory_id == mid, StateHistory.event_id > last,
-                    StateHistory.decision_id.is_(None) | (StateHistory.decision_id != decision_id))).first()
-                if newer:
-                    raise ResolveError(f"{mid} has changed since {decision_id} (by {newer}); it cannot be undone")
+            # the latest state this decision gave each memory must still be its state (notes by later
+            # decisions do not matter; a later state change means someone built on it: refuse)
+            final: dict[str, str] = {}
+            for e in events:
+                if e.from_state != e.to_state:
+                    final[e.memory_id] = e.to_state
+            for mid, state in sorted(final.items()):
+                now_state = _memory(session, mid).state
+                if now_state != state:
+                    raise ResolveError(f"{mid} is {now_state} now, no longer {state} as {decision_id} left it; "
+                                       "undo the later decision first")
             undo_id = new_event_id("dec")
             changes: dict[str, tuple[str, str]] = {}
             p = d.payload or {}
@@ -369,6 +433,14 @@ class ResolveService:
                 else:
                     record_note(session, m, actor, f"undo of {decision_id} ({e.reason})", compensates=e.event_id,
                                 decision_id=undo_id)
+            for cid in p.get("closed", []) if d.kind == "merge" else []:
+                other = session.get(MemoryConflict, cid)
+                if other is not None and other.resolution == "member_retired":
+                    other.status, other.resolution, other.resolved_by, other.resolved_at = "open", None, None, None
+                    session.add(other)
+                    session.flush()
+                    for mid in (other.memory_a, other.memory_b):
+                        _refresh_conflict_state(session, _memory(session, mid))
             if d.kind == "merge":
                 canon = _memory(session, p["canonical"])
                 canon.statement, canon.confidence, canon.tags = p["statement"], p["confidence"], p["tags"]
@@ -399,6 +471,11 @@ class ResolveService:
                     cluster.status, cluster.decided_at = "open", None
                     session.add(cluster)
             elif d.kind == "conflict":
+                for cid in p.get("closed", []):
+                    other = session.get(MemoryConflict, cid)
+                    if other is not None and other.resolution == "member_retired":
+                        other.status, other.resolution, other.resolved_by, other.resolved_at = "open", None, None, None
+                        session.add(other)
                 conflict = session.get(MemoryConflict, d.subject_id)
                 conflict.status, conflict.resolution, conflict.resolved_by, conflict.resolved_at = "open", None, None, None
                 session.add(conflict)
@@ -412,8 +489,10 @@ class ResolveService:
                     m.superseded_by = prev
                     session.add(m)
                 session.flush()
-                for mid in (conflict.memory_a, conflict.memory_b):
-                    _refresh_conflict_state(session, _memory(session, mid))
+                for cid in [d.subject_id] + p.get("closed", []):
+                    c = session.get(MemoryConflict, cid)
+                    for mid in (c.memory_a, c.memory_b):
+                        _refresh_conflict_state(session, _memory(session, mid))
             elif d.kind == "compaction":
                 proposal = session.get(CompactionProposal, d.subject_id)
                 for mid in proposal.members:

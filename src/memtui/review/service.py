@@ -18,6 +18,7 @@ from memtui.domain.decisions import Decision, review_state_after, target_state
 from memtui.domain.invariants import Actor, LifecycleError
 from memtui.domain.states import ALL_STATES, QUEUE_STATES
 from memtui.review.lifecycle import MemoryNotFound, load_evidence, transition
+from memtui.review.resolve import RETIRED_STATES, close_conflicts_of_retired
 from memtui.review.views import (
     DecisionOutcome,
     EventView,
@@ -82,6 +83,9 @@ class ReviewService:
                 from_state = memory.state
                 event = transition(session, memory, to, actor, reason=f"reviewer decision: {decision.value}",
                                    comment=comment, review_state=review_state_after(decision))
+                if to.value in RETIRED_STATES:
+                    session.flush()
+                    close_conflicts_of_retired(session, memory, actor, None)
                 return DecisionOutcome(event.event_id, memory_id, from_state, to.value)
         except StaleDataError as exc:
             raise DecisionError(f"{memory_id} was changed by someone else meanwhile; look again") from exc
