@@ -87,7 +87,16 @@ async def test_not_duplicates_key(store):
         await _settle(app, pilot)
         await pilot.press("d")
         await _settle(app, pilot)
+        await pilot.press("d")  # asks first: a remembered decision must not come from a key pressed twice
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("n")
+        await _settle(app, pilot)
+        with Session(store) as s:
+            assert s.get(DuplicateCluster, "dup-1").status == "open"
         await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("y")
         await _settle(app, pilot)
     with Session(store) as s:
         assert s.get(DuplicateCluster, "dup-1").status == "dismissed"
@@ -119,9 +128,33 @@ async def test_conflict_not_a_conflict_key(store):
         await pilot.press("c")
         await _settle(app, pilot)
         await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("y")
         await _settle(app, pilot)
     with Session(store) as s:
         assert s.get(MemoryConflict, "memconf_1").status == "not_a_conflict"
+
+
+async def test_undo_after_leaving_and_reopening_the_screen(store):
+    app = MemtuiApp(store, REV)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("p")
+        await _settle(app, pilot)
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press("y")
+        await _settle(app, pilot)
+        await pilot.press("escape")
+        await _settle(app, pilot)
+        await pilot.press("p")
+        await _settle(app, pilot)
+        await pilot.press("u")  # the decision was made before the screen was reopened
+        await _settle(app, pilot)
+    with Session(store) as s:
+        assert s.get(CompactionProposal, "memcomp_1").status == "open"
+    assert ReviewService(store).detail("mem_d").state == "active"
 
 
 async def test_compaction_accept_and_reject_keys(store):

@@ -27,6 +27,8 @@ def effect_of(action: str, a: str, b: str) -> str:
         "keep_a": f"{a} stays; {b} is invalidated (rejected if it is a candidate)",
         "keep_b": f"{b} stays; {a} is invalidated (rejected if it is a candidate)",
         "neither": f"both are wrong: {a} and {b} are invalidated (rejected if candidates)",
+        "not_a_conflict": f"{a} and {b} do not conflict: both stay, and this pair is never reported again",
+        "narrow": "both stay valid, each in the narrower module path you gave",
     }[action]
 
 
@@ -140,9 +142,6 @@ class ConflictsScreen(DecisionScreenMixin, Screen):
         if c is None:
             self.notify("No conflict selected.", severity="warning")
             return
-        if action == "not_a_conflict":
-            self.run_resolve(c.conflict_id, action, None)
-            return
         from memtui.screens.dialogs import ConfirmDialog
 
         effect = effect_of(action, c.a.memory_id, c.b.memory_id)
@@ -163,13 +162,24 @@ class ConflictsScreen(DecisionScreenMixin, Screen):
         scopes: dict[str, dict] = {}
 
         def got_b(value: str | None) -> None:
-            if value:
+            if value and value != (c.b.scope.module_path or ""):
                 scopes[c.b.memory_id] = {"modulePath": value}
-            if scopes:
-                self.run_resolve(c.conflict_id, "narrow", scopes)
+            if not scopes:
+                self.notify("Nothing was narrowed; the conflict stays open.", severity="warning")
+                return
+            from memtui.screens.dialogs import ConfirmDialog
+
+            lines = "\n".join(f"{mid}: module path becomes {v['modulePath']}" for mid, v in scopes.items())
+
+            def done(yes: bool | None) -> None:
+                if yes:
+                    self.run_resolve(c.conflict_id, "narrow", scopes)
+
+            self.app.push_screen(ConfirmDialog(f"Narrow the scopes of {c.conflict_id}?",
+                                               lines + "\nBoth stay valid; the conflict is resolved."), done)
 
         def got_a(value: str | None) -> None:
-            if value:
+            if value and value != (c.a.scope.module_path or ""):
                 scopes[c.a.memory_id] = {"modulePath": value}
             self.app.push_screen(EditDialog(f"Narrower module path for B ({c.b.memory_id})",
                                             c.b.scope.module_path or ""), got_b)

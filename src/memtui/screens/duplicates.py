@@ -136,6 +136,8 @@ class DuplicatesScreen(DecisionScreenMixin, Screen):
             self.app.bell()
             return
         self.canonical[c.cluster_id] = c.members[n - 1].memory_id
+        self.query_one("#list", DataTable).update_cell(c.cluster_id, "canonical",
+                                                       one_line(self.canonical[c.cluster_id], 60))
         self._render_current()
 
     def action_edit(self) -> None:
@@ -177,10 +179,20 @@ class DuplicatesScreen(DecisionScreenMixin, Screen):
         self.app.push_screen(ConfirmDialog(f"Merge {len(c.members)} memories?", effect), done)
 
     def action_not_duplicates(self) -> None:
-        """Dismiss the selected cluster: its members are not duplicates (remembered)."""
+        """Dismiss the selected cluster after a confirmation: its members are not duplicates (remembered)."""
         c = self._current()
-        if c is not None:
-            self.run_decision("not_duplicates", c.cluster_id, None, None)
+        if c is None:
+            return
+        from memtui.screens.dialogs import ConfirmDialog
+
+        ids = ", ".join(m.memory_id for m in c.members)
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self.run_decision("not_duplicates", c.cluster_id, None, None)
+
+        self.app.push_screen(ConfirmDialog("Not duplicates?", f"{ids} stay as they are and are never proposed "
+                                           "as duplicates of each other again.\nUndo (u) forgets this."), done)
 
     @work(thread=True, group="duplicates-decide")
     def run_decision(self, kind: str, cluster_id: str, canonical: str | None, text: str | None) -> None:

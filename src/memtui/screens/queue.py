@@ -82,6 +82,7 @@ class QueueScreen(Screen):
         self._decided: dict[str, DecisionOutcome] = {}
         self._undo_stack: list[DecisionOutcome] = []
         self._pending = False  # a decision or undo is being written
+        self._reselect: str | None = None  # the row to return to after a reload
         self._now = utcnow()
 
     @property
@@ -113,12 +114,20 @@ class QueueScreen(Screen):
         self.load_first_page()
 
     # ---- loading ------------------------------------------------------------------------
+    def on_screen_resume(self) -> None:
+        """Back from another screen (duplicates, conflicts, maintenance...): show the store as it is now."""
+        if self._order:
+            self.reload()
+
     def reload(self) -> None:
         """Reload the queue from the store (after maintenance changed it); decisions stay undoable."""
-        self.query_one("#queue", DataTable).clear()
+        table = self.query_one("#queue", DataTable)
+        keep = self._current_id()
+        table.clear()
         self._items.clear()
         self._order.clear()
         self._exhausted = False
+        self._reselect = keep
         self.load_first_page()
 
     @work(thread=True, exclusive=True, group="queue-load")
@@ -167,8 +176,10 @@ class QueueScreen(Screen):
         self._update_counter()
         if first:
             if self._order:
-                table.move_cursor(row=0)
-                self.show_detail(self._order[0])
+                target = self._reselect if self._reselect in self._items else self._order[0]
+                self._reselect = None
+                table.move_cursor(row=self._order.index(target))
+                self.show_detail(target)
             else:
                 self.query_one("#detail", MemoryDetail).show_memory(None)
 

@@ -15,7 +15,7 @@ class DecisionScreenMixin:
     def _decided(self, decision_id: str, message: str) -> None:
         """A decision was written: remember it for undo, say so, reload the list."""
         self._undo.append(decision_id)
-        self.notify(message + " u undoes it.", markup=False)
+        self.notify(f"{message} (decision {decision_id}; u undoes it)", markup=False)
         self.reload()
 
     def _refused(self, message: str, title: str = "Refused") -> None:
@@ -23,18 +23,25 @@ class DecisionScreenMixin:
         self.notify(visible(message), title=title, severity="error", markup=False, timeout=8)
 
     def action_undo(self) -> None:
-        """Undo this screen's latest decision."""
-        if not self._undo:
-            self.notify("No decision to undo here.", severity="warning")
+        """Undo this screen's latest decision, or else your latest merge, resolution or compaction
+        that is not undone yet (also after leaving and reopening the screen)."""
+        if self._undo:
+            self.run_undo(self._undo.pop())
             return
-        self.run_undo(self._undo.pop())
+        self.run_undo(None)
 
     @work(thread=True, group="decision-undo")
-    def run_undo(self, decision_id: str) -> None:
-        """Undo a decision with compensating events (thread worker)."""
+    def run_undo(self, decision_id: str | None) -> None:
+        """Undo a decision (None: the actor's latest not undone) with compensating events (thread worker)."""
         from memtui.domain.invariants import LifecycleError
+        from memtui.review.proposals import ProposalQueries
         from memtui.review.resolve import ResolveService
 
+        if decision_id is None:
+            decision_id = ProposalQueries(self.app.engine).last_decision(self.app.actor.id)
+            if decision_id is None:
+                self.app.call_from_thread(self.notify, "No decision of yours to undo.", severity="warning")
+                return
         try:
             ResolveService(self.app.engine).undo(decision_id, self.app.actor)
         except LifecycleError as exc:
