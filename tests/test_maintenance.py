@@ -185,8 +185,10 @@ def test_pruning_plan_archives_and_never_touches_protected(demo):
     rules = load_pruning_policy(None)
     plan = pruning_plan(engine, rules, NOW)
     archive = {i.memory_id for i in plan.archive}
-    # expired by the clock, and the low-confidence retry guess (0.35 < 0.40)
-    assert {"mem_eval_validation_docs_registry_test", "mem_retry_behavior_unknown"} <= archive
+    # expired by the clock, and a rejected low-confidence memory (0.30 < 0.40)
+    assert {"mem_eval_validation_docs_registry_test", "mem_validator_caches_results"} <= archive
+    # the low-confidence candidate still waits for a reviewer in the queue: never pruned from under them
+    assert "mem_retry_behavior_unknown" not in archive
     assert "mem_adr_012_rule_registry" not in archive
     svc = ReviewService(engine)
     for item in plan.archive:
@@ -201,5 +203,34 @@ def test_pruning_plan_archives_and_never_touches_protected(demo):
     for item in plan.keep:
         assert svc.detail(item.memory_id).state != "archived"
     # archived, not deleted: the history is all still there
-    events = svc.history("mem_retry_behavior_unknown")
+    events = svc.history("mem_validator_caches_results")
     assert events[0].from_state is None and events[-1].to_state == "archived"
+
+
+def test_a_missing_checkout_is_skipped_and_the_rest_maintained(engine, tmp_path):
+    from memtui.maintenance.repositories import register_repository
+
+    set_up_demo(engine, tmp_path / "work", ACTOR)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    register_repository(engine, "billing", gone)
+    gone.rmdir()
+    results = maintain(engine, now=NOW)
+    skipped = [r for r in results if r.summary.get("skipped")]
+    assert [r.repository_id for r in skipped] == ["billing"] and "does not exist" in skipped[0].summary["skipped"]
+    assert {r.job_type for r in results} == {"revalidate", "expire", "dedupe", "conflicts", "compaction"}
+    assert ReviewService(engine).detail("mem_old_rule_engine").state == "invalidated"
+
+
+def test_prune_apply_skips_what_the_actor_may_not_archive(demo, tmp_path):
+    engine, _checkout, _ = demo
+    f = tmp_path / "p.yaml"
+    f.write_text("pruningPolicy:\n  archiveIf: [{unusedDays: 1}]\n  neverPruneIf: []\n")
+    plan = pruning_plan(engine, load_pruning_policy(f), NOW)
+    assert "mem_adr_012_rule_registry" in {i.memory_id for i in plan.archive}
+    reviewer = Actor("human", "reviewer-2", "reviewer")
+    result = apply_pruning_plan(engine, plan, reviewer)
+    refused = [c["memoryId"] for c in result.changes if "refused" in c]
+    assert refused == ["mem_adr_012_rule_registry"]  # architecture decisions need a lead
+    assert ReviewService(engine).detail("mem_adr_012_rule_registry").state == "active"
+    assert result.updated == len(plan.archive) - 1

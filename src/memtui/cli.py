@@ -484,10 +484,14 @@ def report(
 
     clock = _fix_clock(now)
     engine = _engine(db)
+    if out.exists() and not out.is_dir():
+        raise _fail(f"--out {out}: exists and is not a folder")
     try:
         paths = write_reports(engine, out, clock, pruning_policy=pruning_policy)
     except PolicyError as exc:
         raise _fail(str(exc))
+    except OSError as exc:
+        raise _fail(f"--out {out}: {exc.strerror or exc}")
     for p in paths:
         _echo(str(p))
 
@@ -541,7 +545,13 @@ def prune(
     for item in plan.keep:
         _echo(f"keep     {item.memory_id}: {'; '.join(item.reasons)}")
     if apply:
-        result = apply_pruning_plan(engine, plan, _actor(actor, role), set(only) if only else None, now=clock)
+        try:
+            result = apply_pruning_plan(engine, plan, _actor(actor, role), set(only) if only else None, now=clock)
+        except PolicyError as exc:
+            raise _fail(str(exc))
+        for c in result.changes:
+            if "refused" in c:
+                _echo(f"  not archived: {c['refused']}")
         _echo(f"archived {result.updated} memories")
     else:
         _echo(f"plan: archive {len(plan.archive)}, keep {len(plan.keep)} (run with --apply to accept)")
@@ -562,8 +572,10 @@ def usage(
     try:
         out = record_usage(_engine(db), memory_id, outcome, _actor(actor, role), workflow_run_id=workflow_run,
                            issue=issue)
-    except (MemoryNotFound, ValueError) as exc:
+    except MemoryNotFound as exc:
         raise _fail(str(exc))
+    except ValueError as exc:
+        raise _fail(str(exc), 2)
     _echo(f"{memory_id}: usage {outcome} recorded ({out.usage_id})"
                + (f"; memory is now {out.new_state}" if out.new_state else ""))
 

@@ -21,8 +21,10 @@ DEFAULT_POLICY: dict[str, Any] = {
 ARCHIVE_KEYS = ("state", "unusedDays", "confidenceBelow")
 IN_USE_STATES = frozenset({"candidate", "approved", "active", "needs_review", "challenged"})
 NEVER_KEYS = ("type", "reviewState", "state")
-PRUNABLE_STATES = frozenset({"candidate", "approved", "active", "needs_review", "challenged", "invalidated",
-                             "rejected", "superseded", "expired", "deprecated"})
+#: Memory waiting for a reviewer (candidate, needs_review, challenged) is never pruned: the
+#: reviewer decides it in the queue; pruning tidies what is in use or already judged.
+PRUNABLE_STATES = frozenset({"approved", "active", "invalidated", "rejected", "superseded", "expired",
+                             "deprecated"})
 
 
 class PolicyError(ValueError):

@@ -10,7 +10,7 @@ import yaml
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from memtui.domain.invariants import Actor
+from memtui.domain.invariants import Actor, LifecycleError
 from memtui.domain.pruning import DEFAULT_POLICY, PolicyError, PruneFacts, PruneItem, PruningRules, parse_policy, plan_item
 from memtui.maintenance.jobs import JobResult, finish_job, start_job
 from memtui.review.lifecycle import transition
@@ -61,6 +61,9 @@ def apply_pruning_plan(engine: Engine, plan: PruningPlan, actor: Actor, only: se
                        now: datetime | None = None) -> JobResult:
     """Archive the plan's ``archive`` items (or those in ``only``) in one transaction, each with a history
     event naming the plan's reasons. Memories whose state changed since the plan are skipped."""
+    planned = {i.memory_id for i in plan.archive}
+    if only is not None and only - planned:
+        raise PolicyError(f"not in the plan's archive list: {', '.join(sorted(only - planned))}")
     result = start_job(engine, "prune", clock=now)
     with Session(engine) as session, session.begin():
         for item in plan.archive:
@@ -70,8 +73,13 @@ def apply_pruning_plan(engine: Engine, plan: PruningPlan, actor: Actor, only: se
             m = session.get(Memory, item.memory_id)
             if m is None or m.state == "archived":
                 continue
-            transition(session, m, "archived", actor, reason="pruning plan: " + "; ".join(item.reasons),
-                       job_id=result.job_id)
+            try:
+                with session.begin_nested():  # one refused memory (e.g. needs a lead) does not undo the rest
+                    transition(session, m, "archived", actor, reason="pruning plan: " + "; ".join(item.reasons),
+                               job_id=result.job_id)
+            except LifecycleError as exc:
+                result.changes.append({"memoryId": m.memory_id, "refused": str(exc)})
+                continue
             result.updated += 1
             result.changes.append({"memoryId": m.memory_id, "to": "archived"})
         finish_job(session, result)

@@ -53,18 +53,27 @@ def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run:
 
         if not repos:
             say("no repository registered: nothing to revalidate (memtui repo add NAME PATH)")
-        for rid, path in repos:
-            if not path or not Path(path).is_dir():
-                raise MaintenanceError(f"{rid}: checkout {path or '(none)'} does not exist; "
-                                       f"register it again with 'memtui repo add {rid} PATH'")
-            say(f"revalidating {rid} against {path}")
-            from memtui.sources.gitdiff import GitError
+        from memtui.sources.gitdiff import GitError
 
-            try:
-                results.append(run_revalidation(engine, rid, Path(path), now, dry_run=dry_run,
-                                                on_progress=on_progress))
-            except GitError as exc:
-                raise MaintenanceError(f"{rid}: {exc}") from exc
+        for rid, path in repos:
+            # one broken checkout must not stop maintenance of the others: it is skipped and reported
+            if not path or not Path(path).is_dir():
+                problem = (f"checkout {path or '(none)'} does not exist; register it again with "
+                           f"'memtui repo add {rid} PATH'")
+            else:
+                say(f"revalidating {rid} against {path}")
+                try:
+                    results.append(run_revalidation(engine, rid, Path(path), now, dry_run=dry_run,
+                                                    on_progress=on_progress))
+                    continue
+                except GitError as exc:
+                    problem = str(exc)
+            say(f"skipped {rid}: {problem}")
+            if repo is not None:
+                raise MaintenanceError(f"{rid}: {problem}")
+            skipped = JobResult(job_id="-", job_type="revalidate", repository_id=rid, dry_run=dry_run)
+            skipped.summary = {"skipped": problem}
+            results.append(skipped)
     if "expire" in jobs:
         from memtui.maintenance.expire import run_expiry
 

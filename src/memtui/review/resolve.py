@@ -232,7 +232,8 @@ class ResolveService:
         or ``narrow`` (both stay valid; ``scopes`` maps memory id -> {modulePath, appliesTo,
         doesNotApplyTo} to narrow each). Raises ResolveError and lifecycle errors."""
         if action not in CONFLICT_ACTIONS:
-            raise ResolveError(f"unknown resolution {action!r}; use one of {', '.join(CONFLICT_ACTIONS)}")
+            raise ResolveError(f"unknown resolution {action.replace('_', '-')!r}; use one of "
+                               f"{', '.join(a.replace('_', '-') for a in CONFLICT_ACTIONS)}")
         with Session(self.engine) as session, session.begin():
             conflict = _get(session, MemoryConflict, conflict_id, "conflict")
             if conflict.status != "open":
