@@ -478,7 +478,8 @@ def report(
                                                            "(default: the design's policy).")] = None,
     db: DbOpt = None,
 ) -> None:
-    """Write the five maintenance reports (health, revalidation, conflicts, pruning plan, review queue)."""
+    """Write the maintenance reports: health, revalidation, conflicts, pruning plan, review queue,
+    duplicates and compaction proposals (seven YAML files)."""
     from memtui.domain.pruning import PolicyError
     from memtui.reports.maintenance import write_reports
 
@@ -502,7 +503,7 @@ def policy(
     file: Annotated[Path, typer.Argument(help="Policy YAML (policy: name, description, sendToReviewIf).")],
     now: NowOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List the affected memories; change nothing.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Apply a review policy: every live memory it matches goes to needs_review, the policy named."""
     from memtui.maintenance.policy import PolicyFileError, apply_review_policy, load_review_policy
@@ -514,7 +515,7 @@ def policy(
         pol = load_review_policy(file)
     except PolicyFileError as exc:
         raise _fail(str(exc))
-    result = apply_review_policy(_engine(db), pol, now=clock, dry_run=dry_run)
+    result = apply_review_policy(_engine(db), pol, now=clock, dry_run=dry_run, requested_by=_actor(actor, role).id)
     for c in result.changes:
         _echo(f"{c['memoryId']}: {c['from']} -> {c['to']}")
     _echo(f"policy {pol.name}: {'would send' if dry_run else 'sent'} {result.updated} memories to review")

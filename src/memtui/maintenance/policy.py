@@ -79,8 +79,11 @@ def load_review_policy(path: Path | str) -> ReviewPolicy:
 
 
 def apply_review_policy(engine: Engine, policy: ReviewPolicy, *, now: datetime | None = None,
-                        dry_run: bool = False) -> JobResult:
-    """Send every live memory the policy matches to review, in one transaction (idempotent)."""
+                        dry_run: bool = False, requested_by: str | None = None) -> JobResult:
+    """Send every live memory the policy matches to review, in one transaction (idempotent).
+
+    The changes are made by ``system:maintenance`` with the job id (issue 3); ``requested_by``
+    (the person who applied the policy) is named in each event's reason."""
     result = start_job(engine, "policy", dry_run=dry_run, clock=now)
     with Session(engine) as session, session.begin():
         for m in session.exec(select(Memory).where(Memory.state.in_(AFFECTED_STATES)).order_by(Memory.memory_id)):
@@ -91,7 +94,8 @@ def apply_review_policy(engine: Engine, policy: ReviewPolicy, *, now: datetime |
             result.changes.append({"memoryId": m.memory_id, "from": m.state, "to": "needs_review"})
             if not dry_run:
                 transition(session, m, "needs_review", MAINTENANCE_ACTOR,
-                           reason=f"policy {policy.name}: {policy.description}", job_id=result.job_id)
-        result.summary = {"policy": policy.name, "sentToReview": result.updated}
+                           reason=f"policy {policy.name}: {policy.description}"
+                           + (f" (applied by {requested_by})" if requested_by else ""), job_id=result.job_id)
+        result.summary = {"policy": policy.name, "sentToReview": result.updated, "requestedBy": requested_by}
         finish_job(session, result)  # with dry_run only the job row is written
     return result
