@@ -134,6 +134,16 @@ def import_(
                               repository_id=repository_id, skip_invalid=skip_invalid)
     except ImportRefused as exc:
         raise _fail(str(exc))
+    if repo is not None:
+        # the checkout the evidence points into is the one maintenance must read: register it
+        from memtui.maintenance.repositories import register_repository
+        from memtui.sources.git import SourceError, head_sha
+
+        try:
+            head_sha(repo)
+            register_repository(engine, repository_id or repo.resolve().name, repo)
+        except SourceError:
+            pass
     extra = [f"{k} {len(getattr(report, k))}" for k in ("superseded", "withdrawn") if getattr(report, k, None)]
     _echo(f"imported {len(report.imported)}, already present {len(report.unchanged)}, "
           f"rejected {len(report.rejected)}" + (", " + ", ".join(extra) if extra else ""))

@@ -25,7 +25,8 @@ Paths and code identifiers the text names (in backticks, ``path/to/file.py``, ``
 Markdown file's folder first, then to the root), and a ``symbol`` (path, lines, span hash) for a
 Java or Python symbol found in one to three files at HEAD. Revalidation then flags the line when
 that file or symbol is deleted (note: it also flags it when the named file or symbol *changes*;
-names that resolve to nothing at import time get no evidence).
+identifiers that resolve to nothing at import time get no evidence; an explicit ``dir/file.ext``
+path the checkout does not have is kept, so maintenance flags the line at once).
 
 Scope: the repository (``repository_id``), narrowed to the file's folder (a nested
 ``services/billing/AGENTS.md`` has module path ``services/billing``; for ``.cursor/rules``,
@@ -824,6 +825,10 @@ class _MarkdownImport:
             seen: set[tuple] = set()
             for token in men.paths:
                 p = _resolve_path(token, file_dir, files)
+                if p is None and "/" in token.strip("./") and "." in token.rsplit("/", 1)[-1]:
+                    # an explicit path the checkout does not have (deleted, renamed, mistyped): keep it as
+                    # evidence so maintenance sends the line to review naming the file
+                    p = token.strip().removeprefix("./").strip("/")
                 if p is None or p == own or ("file_span", p) in seen:
                     continue
                 seen.add(("file_span", p))
