@@ -30,9 +30,9 @@ How it works
   every (block, n-gram) pair is its own column, so different blocks are orthogonal and a big block
   elsewhere cannot crowd a unit's list). N-grams in more than ``max(max_df * block size,
   max_df_min_count)`` units of a block are dropped in that block (DESIGN.md's note: no cap made the
-  product ~178 s on 100k templated statements in one scope, ``max_df`` ~0.02 ~2 s). A unit whose list is
-  full and mostly above the threshold is asked again with 4x the neighbours (up to ``max_top_n``), so a
-  dense template family does not lose pairs to the cut.
+  product ~178 s on 100k templated statements in one scope, ``max_df`` ~0.02 ~2 s). A unit whose list came
+  back full with at least half of it (``expand_fraction``) scoring above the threshold is asked again with
+  4x the neighbours (up to ``max_top_n``), so a dense template family does not lose pairs to the cut.
 * **Verification.** Candidate pairs are scored on the match keys with the mean of rapidfuzz
   ``fuzz.token_sort_ratio`` and ``fuzz.token_set_ratio`` (0-100, :func:`score_keys`; batched with
   ``rapidfuzz.process.cpdist``): the sort ratio penalises words only one side has, the set ratio forgives
@@ -43,20 +43,21 @@ How it works
   processes when there are many.
 * **Clusters without chaining.** Inside each connected component of verified pairs, greedy
   complete-linkage: verified pairs are taken best score first and two groups merge only if (a) every
-  cross pair *agrees* -- score ``>= cluster_floor`` (default 60) or equal fingerprints, no guard reason,
+  cross pair *agrees* -- score ``>= cluster_floor`` (default 65) or equal fingerprints, no guard reason,
   not marked "not duplicates" -- and (b) the merged group has a *centre*, a unit verified with every
   other unit. So A~B and B~C give {A, B, C} only if A and C also agree; otherwise the stronger pair wins
   and the third stays out. Groups are capped at ``max_cluster_units`` units.
 * **Canonical.** Among the items of centre units, the one with the highest mean score to the other
   members; ties by higher ``weight`` (e.g. evidence count or confidence), then smaller memory id.
 
-Scorer and threshold: on ``tests/data/labelled_pairs.yaml`` (143 duplicates, 308 related, unrelated or
-conflicting pairs) the match key with the mean of ``token_sort_ratio`` and ``token_set_ratio`` at 82 plus
-the guard accepted 133 duplicates and no other pair; on the benchmark's generated statements (pairs within
-blocks, known groups) precision 0.95, recall 0.86. ``token_sort_ratio`` alone needed 72 to keep the
-RuleRegistry paraphrases together and then merged "X redacts scheduled jobs during nightly runs" with "X
-logs retry attempts during nightly runs" (benchmark precision 0.63); ``token_set_ratio`` alone scores a
-statement contained in a longer one as 100 (the score of :func:`memtui.domain.statements.judge_pair`).
+Scorer and threshold: on ``tests/data/labelled_pairs.yaml`` (143 duplicates; 308 related, unrelated or
+conflicting pairs) two statements alone in an index are verified for 133 duplicates and none of the 308
+(match key, mean of ``token_sort_ratio`` and ``token_set_ratio`` >= 82, the guard). ``token_sort_ratio``
+alone needed 72 to keep the RuleRegistry paraphrases together and then merged "X redacts scheduled jobs
+during nightly runs" with "X logs retry attempts during nightly runs" (pair precision 0.63 on the
+benchmark's generated statements, against 0.95 for the mean at 82); ``token_set_ratio`` alone scores a
+statement contained in a longer one as 100 (it is the score of
+:func:`memtui.domain.statements.judge_pair`).
 The key is computed from the normalised text (so exact duplicates share it) and is cheap (~5 us); the
 statements module's own ``Analyzed.key`` needs ``analyze`` (~250-350 us a statement), which for 100,000
 statements alone would take most of the 30 s target.
@@ -67,9 +68,19 @@ Shapes and units
   :class:`Cluster`); cosines are in ``[0, 1]``.
 * the TF-IDF matrix is ``(n_rows, n_features)`` ``float32`` CSR, one row per unit ever inserted (rows of
   removed units stay, unused, until the next :meth:`DedupeIndex.build`).
-* ``add`` transforms only the new units with the fitted vocabulary and IDF, and computes
-  ``new x (all units of the touched blocks)``; n-grams never seen at ``build`` time are ignored, so
-  rebuild once the corpus has grown a lot (:attr:`DedupeIndex.rows_since_build`).
+* ``add`` transforms only the new units with the fitted vocabulary and IDF and computes
+  ``new x (all units of the touched blocks)``: each new unit's own neighbour list, plus every older unit
+  whose stored list it would now enter (its cosine reaches that list's last one) -- the pairs a full build
+  would find from either side. Only the pairs of new units are scored and guarded; only the components
+  they touch are re-clustered. N-grams never seen at ``build`` time are ignored and the IDF is not
+  refitted, so near the top-n and cosine cut-offs a few pairs can differ from a full build (benchmark:
+  0.999 of the clusters identical); rebuild once the corpus has grown a lot
+  (:attr:`DedupeIndex.rows_since_build`).
+* a unit's representative (the text the guard reads; the guard is case-sensitive) is always its item
+  ranked first by :func:`_rep_rank`; when ``add`` or ``remove`` changes it, the unit's pairs are guarded
+  again.
+* memory: ~1 GB peak at 100,000 statements (mostly the statements, units and keys; the matrix is ~6M
+  float32 entries); guard workers are forked and share it copy-on-write.
 
 Output is deterministic: members sorted, cluster ids from the sorted member ids, clusters sorted by
 (scope_key, type, members).
@@ -287,7 +298,7 @@ def _block_hits(keys: Sequence[str], cfg: DedupeConfig) -> np.ndarray:
                           workers=cfg.workers)
     if k == 1:
         return first >= cfg.threshold
-    ii, jj = np.nonzero(np.triu(first >= max(cutoff, 1e-6), 1))
+    ii, jj = np.nonzero(np.triu(first >= cutoff if cutoff > 0 else np.ones(first.shape, bool), 1))
     total = first[ii, jj]
     la, lb = [keys[i] for i in ii.tolist()], [keys[j] for j in jj.tolist()]
     for sc in cfg.scorers[1:]:
@@ -414,7 +425,7 @@ class CharNgramTfidf:
     def fit_transform(self, docs: Sequence[str]) -> sp.csr_matrix:
         docs = list(docs)
         text = "".join(docs)
-        cp = np.unique(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32))
+        cp = _distinct(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32))
         self.alphabet_ = cp[(cp != 0) & (cp != 32)]
         if self._base ** self.ngram_range[1] * 2 >= 2**62:
             raise ValueError("alphabet too large for 64-bit n-gram keys")
@@ -475,11 +486,42 @@ class CharNgramTfidf:
         return 0 if self.vocabulary_ is None else len(self.vocabulary_)
 
 
+def _distinct(a: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of a non-negative integer array. (NumPy 2.4's ``np.unique`` without
+    ``return_*`` took ~10 s on 5.6M int64 here; a sort, or a bincount for small values, takes ~0.1 s.)"""
+    a = np.asarray(a)
+    if not len(a):
+        return a[:0].astype(np.int64)
+    top = int(a.max())
+    if top < 1 << 22:
+        return np.flatnonzero(np.bincount(a.astype(np.int64, copy=False), minlength=top + 1))
+    s = np.sort(a)
+    keep = np.empty(len(s), bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep].astype(np.int64, copy=False)
+
+
 def _unique_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(a, return_inverse=True)`` without its stable argsort (a plain sort and a binary
-    search: several times faster on millions of int64 keys)."""
-    u = np.unique(a)
-    return u, np.searchsorted(u, a)
+    """``np.unique(a, return_inverse=True)`` for an integer array: sort ``value * n + position`` (one
+    plain sort, far faster than the stable argsort ``np.unique`` does) and rank the sorted values."""
+    a = np.asarray(a, np.int64)
+    n = len(a)
+    if n == 0:
+        return a[:0], np.zeros(0, np.int64)
+    lo = int(a.min())
+    span = int(a.max()) - lo + 1
+    if span * n >= 1 << 62:
+        return np.unique(a, return_inverse=True)
+    comb = np.sort((a - lo) * n + np.arange(n, dtype=np.int64))
+    vals = comb // n
+    order = comb - vals * n
+    first = np.empty(n, bool)
+    first[0] = True
+    np.not_equal(vals[1:], vals[:-1], out=first[1:])
+    inv = np.empty(n, np.int64)
+    inv[order] = np.cumsum(first) - 1
+    return vals[first] + lo, inv
 
 
 def _select_columns(m: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
@@ -516,7 +558,7 @@ class BlockedNeighbours:
         if only is not None:
             # column counts per block are unaffected: a kept column keeps all of its entries
             Q, q_blocks = only
-            blocks = np.unique(r_blocks)
+            blocks = _distinct(r_blocks)
             q_row = np.repeat(np.arange(Q.shape[0]), np.diff(Q.indptr))
             qb = np.asarray(q_blocks, np.int64)[q_row]
             if len(blocks) * int(self.V) <= 32_000_000:  # a dense (block, n-gram) mask: one lookup an entry
@@ -524,13 +566,14 @@ class BlockedNeighbours:
                 mask[np.searchsorted(blocks, qb), Q.indices] = True
                 keep = mask[np.searchsorted(blocks, r_blocks)[r_row], r_ind]
             else:
-                keep = np.isin(r_blocks[r_row] * self.V + r_ind, np.unique(qb * self.V + Q.indices))
+                keep = np.isin(r_blocks[r_row] * self.V + r_ind, _distinct(qb * self.V + Q.indices))
             r_row, r_ind, data = r_row[keep], r_ind[keep], data[keep]
         rkeys = r_blocks[r_row] * self.V + r_ind
         uk, rcol = _unique_inverse(rkeys)
         if max_df < 1.0 and len(uk):
             df = np.bincount(rcol, minlength=len(uk))
-            blocks, block_rows = np.unique(r_blocks, return_counts=True)  # rows per block (all of R)
+            blocks = _distinct(r_blocks)
+            block_rows = np.bincount(r_blocks)[blocks]  # rows per block (all of R)
             cap = np.maximum(max_df * block_rows[np.searchsorted(blocks, uk // self.V)], max_df_min_count)
             keep_col = df <= cap
             if not keep_col.all():
@@ -595,38 +638,50 @@ def _can_fork_work(guard: Guard, processes: int, n: int, min_pairs: int) -> bool
     return True
 
 
-def guard_pairs(texts: Sequence[str], ia: Sequence[int], ib: Sequence[int], groups: Sequence[int],
-                guard: Guard | None = None, processes: int = 1, min_parallel: int = 4000,
-                analyses: list | None = None) -> list:
+def guard_pairs(texts: Sequence[str], ia: Sequence[int], ib: Sequence[int], guard: Guard | None = None,
+                processes: int = 1, min_parallel: int = 4000, analyses: list | None = None) -> list:
     """``guard(analyze(texts[i]), analyze(texts[j]))`` for each ``(i, j)`` in ``zip(ia, ib)`` (a reason or
     None), every text analysed at most once per process. With ``processes > 1`` and at least
-    ``min_parallel`` pairs, pairs go to forked worker processes in chunks that keep each ``groups``
-    value (a block) together, so a text is analysed once overall. ``analyses``, when given, is a list
-    parallel to ``texts`` used (and filled) as the in-process cache."""
+    ``min_parallel`` pairs, pairs go to forked worker processes: the connected components of the pair
+    graph are packed into ``4 * processes`` chunks of about equal size (largest first), so a text is
+    analysed in one process only -- unless its component alone exceeds a chunk, which is then split.
+    ``analyses``, when given, is a list parallel to ``texts`` used (and filled) as the in-process cache."""
     guard = guard or material_difference_analyzed
     n = len(ia)
     if n == 0:
         return []
     if _can_fork_work(guard, processes, n, min_parallel):
+        import heapq
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        order = np.argsort(np.asarray(groups), kind="stable")
-        g_sorted = np.asarray(groups)[order]
-        n_chunks = processes * 4
-        bounds = [0]
-        target = n / n_chunks
-        for k in range(1, n_chunks):  # cut at group boundaries near k * target
-            cut = int(np.searchsorted(g_sorted, g_sorted[min(int(k * target), n - 1)], side="left"))
-            if cut > bounds[-1]:
-                bounds.append(cut)
-        bounds.append(n)
+        from scipy.sparse.csgraph import connected_components
+
+        ia_a, ib_a = np.asarray(ia, np.int64), np.asarray(ib, np.int64)
+        graph = sp.coo_matrix((np.ones(n, np.int8), (ia_a, ib_a)), shape=(len(texts), len(texts)))
+        _, label = connected_components(graph, directed=False)
+        comp = label[ia_a]
+        order = np.lexsort((ia_a, comp))  # by component, then first text
+        starts = np.flatnonzero(np.concatenate(([True], comp[order][1:] != comp[order][:-1])))
+        ends = np.append(starts[1:], n)
+        n_bins = processes * 4
+        target = max(1, -(-n // n_bins))
+        pieces: list[np.ndarray] = []
+        for lo, hi in zip(starts.tolist(), ends.tolist()):
+            for cut in range(lo, hi, target):  # a component larger than a chunk is split
+                pieces.append(order[cut:min(hi, cut + target)])
+        pieces.sort(key=len, reverse=True)
+        heap = [(0, b) for b in range(n_bins)]
+        bins: list[list[np.ndarray]] = [[] for _ in range(n_bins)]
+        for piece in pieces:  # longest-processing-time-first packing
+            load, b = heapq.heappop(heap)
+            bins[b].append(piece)
+            heapq.heappush(heap, (load + len(piece), b))
         payloads, index_lists = [], []
-        ia_a, ib_a = np.asarray(ia), np.asarray(ib)
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
-            idx = order[lo:hi]
-            if not len(idx):
+        for chunk in bins:
+            if not chunk:
                 continue
+            idx = np.concatenate(chunk)
             used, local = _unique_inverse(np.concatenate([ia_a[idx], ib_a[idx]]))
             m = len(idx)
             payloads.append((guard, [texts[i] for i in used.tolist()], local[:m].tolist(), local[m:].tolist()))
@@ -655,18 +710,19 @@ def guard_pairs(texts: Sequence[str], ia: Sequence[int], ib: Sequence[int], grou
 
 
 class _Unit:
-    """Items of one block with the same normalised text. ``text`` is the representative statement the
-    guard analyses: at ``build`` the item ranked first by :func:`_rep_rank`; an item joining later
-    through ``add`` does not replace it."""
+    """Items of one block with the same normalised text. ``rep`` / ``text``: the representative item and
+    its statement, the one the guard analyses -- always the item ranked first by :func:`_rep_rank`, so
+    ``add`` and ``remove`` keep the choice a full build would make."""
 
-    __slots__ = ("row", "block", "norm", "items", "text", "key", "fp", "fpk", "_an")
+    __slots__ = ("row", "block", "norm", "items", "rep", "text", "key", "fp", "fpk", "_an")
 
-    def __init__(self, row: int, block: int, norm: str, text: str):
+    def __init__(self, row: int, block: int, norm: str, item: DedupeItem):
         self.row = row
         self.block = block
         self.norm = norm
         self.items: list[str] = []
-        self.text = text  # the representative statement, analysed for the guard
+        self.rep = item.memory_id
+        self.text = item.statement
         self.key = key_of_normalized(norm)
         self.fp = fingerprint_of_normalized(norm)
         self.fpk = -1  # id of (block, fingerprint), set by the index
@@ -717,12 +773,16 @@ class _ScoredPairs:
 class DedupeIndex:
     """Near-duplicate index over :class:`DedupeItem` rows (see the module docstring for the rule).
 
-    >>> idx = DedupeIndex()
+    >>> idx = DedupeIndex(DedupeConfig(), not_duplicates=[frozenset({"m-1", "m-2"})])
     >>> idx.build(items)                   # full build: vectorizer fitted, all pairs, all clusters
     >>> idx.clusters()                     # list[Cluster], sorted
     >>> idx.add(new_items)                 # incremental: returns new or changed clusters
     >>> idx.remove(["m-17"])               # returns changed clusters; ``last_dropped`` the ids gone
-    >>> idx.mark_not_duplicates([frozenset({"m-1", "m-2"})])
+    >>> idx.mark_not_duplicates([frozenset({"m-3", "m-4"})])   # returns changed clusters
+    >>> idx.cluster_of("m-5"), idx.verified_pairs(), idx.stats
+
+    Not thread-safe: one caller at a time. ``stats`` holds sizes and per-phase wall and CPU seconds of
+    the last ``build`` (or ``add``).
 
     ``guard(x, y) -> str | None`` gives the reason two analysed statements must not be merged
     (default :func:`memtui.domain.statements.material_difference_analyzed`).
@@ -753,10 +813,12 @@ class DedupeIndex:
         self._X: sp.csr_matrix | None = None
         self._row_block = np.zeros(0, np.int64)  # block id of each row
         self._row_fp = np.zeros(0, np.int64)  # (block, fingerprint) id of each row
+        self._admit = np.zeros(0, np.float32)  # cosine a newcomer needs to enter the row's neighbour list
         self._next_row = 0
         self._adj: dict[int, dict[int, float]] = defaultdict(dict)  # verified pairs (edges) -> score
         self._rejected: dict[int, dict[int, str]] = defaultdict(dict)  # scored >= threshold, guard said no
         self._pair_cache: dict[tuple[int, int], tuple[float, str | None | bool]] = {}
+        self._rep_changed: set[int] = set()
         self._clusters: dict[str, Cluster] = {}
         self._unit_cluster: dict[int, str] = {}
         self.last_dropped: list[str] = []
@@ -815,6 +877,7 @@ class DedupeIndex:
                 order[k:j] = sorted(order[k:j], key=_rep_rank)
             k = j
         self._insert(order, norms)
+        self._rep_changed = set()  # items were inserted best representative first
         rows = np.arange(self._next_row, dtype=np.int64)  # units were created in sorted order: rows 0..n-1
         units = [self._units[r] for r in range(self._next_row)]
         cfg = self.config
@@ -823,6 +886,7 @@ class DedupeIndex:
         self._X = self._vec.fit_transform([u.key for u in units])
         self._row_block = np.array([u.block for u in units], np.int64)
         self._row_fp = np.array([u.fpk for u in units], np.int64)
+        self._admit = np.full(len(units), self.config.min_cosine, np.float32)
         if not units:
             self._vec = None  # nothing fitted: the next ``add`` builds
         clock.lap("vectorize")
@@ -862,18 +926,16 @@ class DedupeIndex:
         self._insert(new_items, {i.memory_id: normalize(i.statement) for i in new_items if not i.stale})
         affected |= {self._item_unit[i.memory_id] for i in new_items if i.memory_id in self._item_unit}
         fresh = np.arange(first_new, self._next_row, dtype=np.int64)
-        n_pairs = n_guard = 0
         if len(fresh):
             Xn = self._vec.transform([self._units[r].key for r in fresh.tolist()])
             self.rows_since_build += len(fresh)
             self._X = sp.vstack([self._X, Xn], format="csr")
             self._row_block = np.concatenate([self._row_block, [self._units[r].block for r in fresh.tolist()]])
             self._row_fp = np.concatenate([self._row_fp, [self._units[r].fpk for r in fresh.tolist()]])
-            blocks = {self._units[r].block for r in fresh.tolist()}
-            ref = np.array(sorted(r for b in blocks for r in self._block_units[b]), np.int64)
-            pairs, scores = self._candidates(fresh, ref)
-            n_pairs = len(pairs)
-            n_guard = self._verify_and_link(pairs, scores)
+            self._admit = np.concatenate([self._admit, np.full(len(fresh), self.config.min_cosine, np.float32)])
+        again, touched = self._requery()
+        affected |= touched
+        n_pairs, n_guard = self._link(np.array(sorted(set(fresh.tolist()) | again), np.int64))
         changed, dropped = self._recluster(affected)
         self.last_dropped = dropped
         self.stats = {"items": len(new_items), "new_units": int(len(fresh)), "candidate_pairs": int(n_pairs),
@@ -883,9 +945,12 @@ class DedupeIndex:
     def remove(self, memory_ids: Iterable[str]) -> list[Cluster]:
         """Forget ``memory_ids`` (unknown ids are ignored); return the clusters that changed and still
         exist (sorted). ``last_dropped`` lists the cluster ids that no longer exist."""
-        ids = [m for m in dict.fromkeys(memory_ids) if m in self._items]
-        affected = self._detach(ids)
-        changed, dropped = self._recluster(affected)
+        with _gc_paused():
+            ids = [m for m in dict.fromkeys(memory_ids) if m in self._items]
+            affected = self._detach(ids)
+            again, touched = self._requery()
+            self._link(np.array(sorted(again), np.int64))
+            changed, dropped = self._recluster(affected | touched)
         self.last_dropped = dropped
         return changed
 
@@ -932,8 +997,10 @@ class DedupeIndex:
             for v, score in nbrs.items():
                 if u < v:
                     for a in self._units[u].items:
+                        marked = self._not_dup.get(a, ())
                         for b in self._units[v].items:
-                            out.append((*pair_key(a, b), round(score, 2)))
+                            if b not in marked:
+                                out.append((*pair_key(a, b), round(score, 2)))
         out.sort()
         return out
 
@@ -952,13 +1019,39 @@ class DedupeIndex:
             if row is None:
                 row = self._next_row
                 self._next_row += 1
-                unit = self._units[row] = _Unit(row, block, norm, it.statement)
+                unit = self._units[row] = _Unit(row, block, norm, it)
                 self._unit_by_norm[k] = row
                 unit.fpk = self._fp_ids.setdefault((block, unit.fp), len(self._fp_ids))
                 self._units_by_fp[unit.fpk].add(row)
                 self._block_units[block].add(row)
-            bisect.insort(self._units[row].items, it.memory_id)
+            unit = self._units[row]
+            if unit.items and _rep_rank(it) < _rep_rank(self._items[unit.rep]):
+                self._set_rep(unit, it)
+            bisect.insort(unit.items, it.memory_id)
             self._item_unit[it.memory_id] = row
+
+    def _set_rep(self, unit: _Unit, item: DedupeItem) -> None:
+        """A better representative: its guard results must be recomputed (:meth:`_requery`)."""
+        unit.rep, unit.text, unit._an = item.memory_id, item.statement, None
+        self._rep_changed.add(unit.row)
+
+    def _requery(self) -> tuple[set[int], set[int]]:
+        """Units whose representative changed lose their verified and refused pairs; returns (those
+        units, to be queried again, and the units whose clusters change)."""
+        rows = {r for r in self._rep_changed if r in self._units}
+        self._rep_changed = set()
+        affected = set(rows)
+        for r in rows:
+            for v in list(self._adj.get(r, {})):
+                affected.add(v)
+                self._adj[v].pop(r, None)
+            self._adj.pop(r, None)
+            for v in list(self._rejected.get(r, {})):
+                self._rejected[v].pop(r, None)
+            self._rejected.pop(r, None)
+        if rows:
+            self._pair_cache.clear()
+        return rows, affected
 
     def _detach(self, ids: Sequence[str]) -> set[int]:
         """Remove items; return the units (live or gone) whose clusters must be recomputed."""
@@ -972,6 +1065,8 @@ class DedupeIndex:
             unit.items.remove(m)
             affected.add(row)
             if unit.items:
+                if m == unit.rep:
+                    self._set_rep(unit, min((self._items[i] for i in unit.items), key=_rep_rank))
                 continue
             # the unit is gone: its neighbours' clusters change
             for v in list(self._adj.get(row, {})):
@@ -997,6 +1092,16 @@ class DedupeIndex:
     def _score(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         units = self._units
         return pair_scores([units[r].key for r in a.tolist()], [units[r].key for r in b.tolist()], self.config)
+
+    def _link(self, q_rows: np.ndarray) -> tuple[int, int]:
+        """Find, score and guard the pairs of the units ``q_rows`` against their blocks; returns
+        (candidate pairs, guarded pairs)."""
+        if not len(q_rows):
+            return 0, 0
+        blocks = {self._units[r].block for r in q_rows.tolist()}
+        ref = np.array(sorted(r for b in blocks for r in self._block_units[b]), np.int64)
+        pairs, scores = self._candidates(q_rows, ref)
+        return len(pairs), self._verify_and_link(pairs, scores)
 
     def _candidates(self, q_rows: np.ndarray, r_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Candidate unit pairs ``(m, 2)`` (``u < v``, unique, sorted) and their scores ``(m,)``:
@@ -1030,14 +1135,26 @@ class DedupeIndex:
                 C = ref.query(self._X[rows], self._row_block[rows], n + 1, cfg.min_cosine, cfg.workers)
                 a, b = rows[C.row], r_rows[C.col]
                 keep = a != b
-                qi, a, b = C.row[keep], a[keep], b[keep]
+                qi, a, b, cos = C.row[keep], a[keep], b[keep], C.data[keep]
                 s = pool.scores(a, b)
+                returned = np.bincount(qi, minlength=len(rows))
+                # a full list admits a newcomer only above its last cosine (see ``add``)
+                last = np.full(len(rows), np.inf, np.float32)
+                np.minimum.at(last, qi, cos)
+                self._admit[rows] = np.where(returned >= n, last, cfg.min_cosine)
                 if n >= cfg.max_top_n:
                     break
-                returned = np.bincount(qi, minlength=len(rows))
                 passing = np.bincount(qi[s >= cfg.threshold], minlength=len(rows))
                 full = (returned >= n) & (passing >= cfg.expand_fraction * n)
                 rows, n = rows[full], min(n * 4, cfg.max_top_n)
+            if only is not None:
+                # the other direction: a new unit that would now enter an older unit's neighbour list (its
+                # cosine reaches that list's last one) -- what a full build would find from the older side
+                C = ref.query(Q, self._row_block[q_rows], cfg.max_top_n + 1, cfg.min_cosine, cfg.workers)
+                a, b = q_rows[C.row], r_rows[C.col]
+                older = ~np.isin(b, q_rows)
+                keep = older & (C.data >= self._admit[b] - 1e-6)
+                pool.scores(a[keep], b[keep])
         return pool.result()
 
     def _cannot_link(self, u: _Unit, v: _Unit) -> bool:
@@ -1066,8 +1183,8 @@ class DedupeIndex:
         pos = {r: k for k, r in enumerate(rows)}
         analyses = [units[r]._an for r in rows]
         reasons = guard_pairs([units[r].text for r in rows], [pos[u.row] for u, _, _ in todo],
-                              [pos[v.row] for _, v, _ in todo], [u.block for u, _, _ in todo], self.guard,
-                              cfg.processes, cfg.parallel_min_pairs, analyses)
+                              [pos[v.row] for _, v, _ in todo], self.guard, cfg.processes,
+                              cfg.parallel_min_pairs, analyses)
         for r, an in zip(rows, analyses):
             if an is not None:
                 units[r]._an = an
@@ -1109,14 +1226,14 @@ class DedupeIndex:
         return reason is None
 
     def _agrees(self, u: int, v: int) -> bool:
-        if v in self._adj.get(u, {}):
-            return True
+        if v in self._adj.get(u, {}):  # an item joining a unit later may carry a "not duplicates" mark
+            return not self._cannot_link(self._units[u], self._units[v])
         s, fp_equal = self._pair(u, v)
         return (fp_equal or s >= self.config.cluster_floor) and self._guard_ok(u, v)
 
     def _verified(self, u: int, v: int) -> bool:
         if v in self._adj.get(u, {}):
-            return True
+            return not self._cannot_link(self._units[u], self._units[v])
         s, fp_equal = self._pair(u, v)
         return (fp_equal or s >= self.config.threshold) and self._guard_ok(u, v)
 
@@ -1293,9 +1410,8 @@ def exhaustive_pairs(items: Iterable[DedupeItem], config: DedupeConfig | None = 
     ids: list[str] = []
     ia: list[int] = []
     ib: list[int] = []
-    groups: list[int] = []
     out: set[tuple[str, str]] = set()
-    for g, key in enumerate(sorted(blocks)):
+    for key in sorted(blocks):
         members = sorted(blocks[key], key=lambda i: i.memory_id)
         if len(members) < 2:
             continue
@@ -1323,9 +1439,9 @@ def exhaustive_pairs(items: Iterable[DedupeItem], config: DedupeConfig | None = 
             if norms[i] == norms[j]:
                 out.add(pair_key(a, b))
             else:
-                ia.append(base + i), ib.append(base + j), groups.append(g)
+                ia.append(base + i), ib.append(base + j)
     t1 = time.perf_counter()
-    reasons = guard_pairs(texts, ia, ib, groups, guard, cfg.processes, cfg.parallel_min_pairs)
+    reasons = guard_pairs(texts, ia, ib, guard, cfg.processes, cfg.parallel_min_pairs)
     for i, j, r in zip(ia, ib, reasons):
         if r is None:
             out.add(pair_key(ids[i], ids[j]))
