@@ -771,6 +771,30 @@ def undo_decision(
     _print_result(_resolve_call(ResolveService(_engine(db)).undo, decision_id, _actor(actor, role)))
 
 
+@app.command()
+def replay(
+    action: Annotated[str, typer.Argument(help="record")],
+    memory_id: Annotated[str, typer.Argument(help="The candidate the replay verified.")],
+    probe: Annotated[str, typer.Option("--probe", help="The verification probe that was run.")],
+    passed: Annotated[bool, typer.Option("--passed/--failed", help="Did the replay pass?")] = True,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Record a replay result as evidence; a passed replay promotes the candidate if the promotion gate allows."""
+    from memtui.maintenance.promotion import record_replay
+    from memtui.review.lifecycle import MemoryNotFound
+
+    if action != "record":
+        raise _fail("usage: memtui replay record CANDIDATE --probe NAME --passed|--failed", 2)
+    try:
+        out = record_replay(_engine(db), memory_id, probe, passed, _actor(actor, role))
+    except MemoryNotFound as exc:
+        raise _fail(str(exc))
+    except ValueError as exc:
+        raise _fail(str(exc), 2)
+    verdict = "promoted to active by the gate" if out.promoted else f"not promoted: {out.reason}"
+    _echo(f"{memory_id}: replay {probe} {'passed' if passed else 'failed'}; {verdict}")
+
+
 def main() -> None:
     """Console-script entry point."""
     app(prog_name="memtui")
