@@ -251,3 +251,19 @@ def test_cli_export_and_import_store(demo_sqlite, tmp_path):
     bad.write_text("{not json")
     r = _cli(["import-store", str(bad), "--db", str(tmp_path / "other.db")])
     assert r.exit_code == 1 and "line 1" in r.output
+
+
+def test_importing_an_exported_agents_md_adds_no_duplicates(engine, tmp_path):
+    """issue 5: importing the exported section again yields the same memories (no duplicates)."""
+    from memtui.importers.formats import import_paths
+
+    records = [_active("mem_x1", "Rules are registered through RuleRegistry."),
+               _active("mem_x2", "OrderValidator calls RuleRegistry.", type_="code_fact")]
+    _load(engine, tmp_path, records)
+    out = tmp_path / "export" / "AGENTS.md"
+    out.parent.mkdir()
+    out.write_text(export_agents_md(engine, "repository:order-service"))
+    before = {h.repository_id: h.total for h in ReviewService(engine).health()}
+    report = import_paths(engine, [out], LOADER, fmt="markdown", repository_id="order-service")
+    assert report.imported == [] and sorted(report.unchanged) == ["mem_x1", "mem_x2"]
+    assert {h.repository_id: h.total for h in ReviewService(engine).health()} == before

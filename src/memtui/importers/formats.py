@@ -645,11 +645,36 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
         by_file.setdefault((it.fmt, it.source), []).append(it)
 
     with Session(engine) as session, session.begin():
+        items = _drop_exported_lines(session, items, by_file, report)
         _write(session, items, by_file, parsed.sources, natives, actor, report, progress)
         if report.rejected and not skip_invalid:
             session.rollback()
             raise ImportRefused(report.rejected)
     return report
+
+
+_EXPORT_MARKER = re.compile(r"<!--\s*memtui:(\S+?)\s*-->")
+
+
+def _drop_exported_lines(session: Session, items: list[Item], by_file: dict[tuple[str, str], list[Item]],
+                         report: FormatImportReport) -> list[Item]:
+    """Lines ``memtui export agents-md`` wrote carry ``<!-- memtui:ID -->``: when that memory is in the
+    store, the line is that memory, not a new candidate (importing an export adds nothing)."""
+    marked = {id(it): m.group(1) for it in items if (m := _EXPORT_MARKER.search(it.statement))}
+    if not marked:
+        return items
+    present = set(_existing(session, sorted(set(marked.values()))))
+    keep = []
+    for it in items:
+        mid = marked.get(id(it))
+        if mid is not None and mid in present:
+            report.unchanged.append(mid)
+            continue
+        keep.append(it)
+    kept = {id(it) for it in keep}
+    for key, its in by_file.items():
+        by_file[key] = [it for it in its if id(it) in kept]
+    return keep
 
 
 def _existing(session: Session, ids: list[str]) -> dict[str, tuple[str, str | None]]:
