@@ -113,7 +113,7 @@ def init(db: DbOpt = None) -> None:
 def import_(
     files: Annotated[list[Path], typer.Argument(help="Files (or folders of instruction files) to import.")],
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Import the valid records, list the rejects.")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="auto | native | markdown | mcp | mem0 | letta")] = "auto",
+    fmt: Annotated[str, typer.Option("--format", help="auto | native | markdown | mcp | mem0 | letta | awtl")] = "auto",
     repo: Annotated[Optional[Path], typer.Option("--repo", help="The git checkout the files belong to "
                                                  "(evidence is anchored at its HEAD).")] = None,
     repository_id: Annotated[Optional[str], typer.Option("--repository-id", help="Repository scope of the "

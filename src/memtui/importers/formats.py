@@ -81,7 +81,10 @@ from memtui.store.models import Evidence, Memory
 __all__ = ["FORMATS", "Item", "Parsed", "FormatImportReport", "detect_format", "import_paths",
            "ImportContext", "norm_text", "parse_time", "load_json_lines", "type_for_label"]
 
-FORMATS: tuple[str, ...] = ("native", "markdown", "mcp", "mem0", "letta")
+FORMATS: tuple[str, ...] = ("native", "markdown", "mcp", "mem0", "letta", "awtl")
+#: ``awtl`` (promotion-gate candidates, ``awtl.memory_candidate.v2``) is one of the native record
+#: shapes (docs/record-format.md): the native reader takes it.
+_ALIASES = {"awtl": "native"}
 #: States of a previous import that re-import no longer aligns against (already retired).
 _RETIRED = frozenset({"superseded", "invalidated", "rejected", "archived", "expired", "deprecated", "blocked"})
 #: Per format, the tag prefix naming the group inside which re-imported records are aligned.
@@ -580,6 +583,7 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
     """
     if fmt != "auto" and fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
+    fmt = _ALIASES.get(fmt, fmt)
     files = [Path(p) for p in paths]
     report = FormatImportReport()
     file_errors: list[ImportFileError] = []
