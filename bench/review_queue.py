@@ -107,14 +107,14 @@ async def measure_naive(engine) -> float:
         return time.perf_counter() - t0
 
 
-def measure_service(engine, decisions: int) -> float:
+def measure_service(engine, decisions: int, n: int) -> float:
     """Median ms of what one decision keystroke costs beyond drawing: the decision's transaction and
     re-reading its row (the work the TUI's worker does)."""
     from memtui.domain.invariants import Actor
     from memtui.review.service import ReviewService
 
     svc, actor, times = ReviewService(engine), Actor("human", "bench-svc", "reviewer"), []
-    for item in svc.queue_page((2, "mem_050000"), decisions):
+    for item in svc.queue_page((2, f"mem_{n // 2:06d}"), decisions):  # candidates Pilot did not touch
         t = time.perf_counter()
         svc.decide(item.memory_id, "reject", actor)
         svc.queue_item(item.memory_id)
@@ -133,7 +133,7 @@ def main() -> None:
         print(f"[bench] store of {args.memories} memories in {time.perf_counter() - t:.1f}s", file=sys.stderr)
         open_s, times = asyncio.run(measure_memtui(engine, args.decisions))
         naive_s = asyncio.run(measure_naive(engine))
-        service_ms = measure_service(engine, args.decisions)
+        service_ms = measure_service(engine, args.decisions, args.memories)
     median = statistics.median(times)
     print(json.dumps({
         "memories": args.memories, "open_seconds": round(open_s, 3), "decision_ms": round(median, 1),
