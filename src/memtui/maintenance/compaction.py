@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from memtui.domain.compaction import CompactionCandidate, propose
-from memtui.maintenance.jobs import JobResult, job_transaction
+from memtui.maintenance.jobs import JobResult, job_transaction, sync_proposals
 from memtui.store.models import CompactionProposal, DuplicateCluster, Evidence, Memory
 
 STALE_STATUSES = ("changed", "deleted", "unverifiable")
@@ -51,31 +51,18 @@ def propose_compactions(engine: Engine, now: datetime, *, repository_id: str | N
         proposals = propose(candidates)
         result.selected = len(candidates)
         existing = {p.proposal_id: p for p in session.exec(select(CompactionProposal))}
-        fresh_ids = {p.proposal_id for p in proposals}
-        new: list[dict[str, Any]] = []
-        for p in proposals:
-            if p.proposal_id in existing:
-                row = existing[p.proposal_id]
-                if row.status == "stale" and not dry_run:
-                    row.status = "open"
-                    session.add(row)
-                    result.updated += 1
-                continue
-            new.append({"proposalId": p.proposal_id, "members": list(p.members)})
-            result.updated += 1
-            if not dry_run:
-                session.add(CompactionProposal(
-                    proposal_id=p.proposal_id, tenant_id=p.tenant_id, repository_id=p.repository_id,
-                    module_path=p.module_path, members=list(p.members), proposed_statement=p.statement,
-                    proposed_type=p.type, shared=list(p.shared), broadens_scope=p.broadens_scope,
-                    status="open", job_id=result.job_id, created_at=now))
-        for pid, row in existing.items():
-            if row.status == "open" and pid not in fresh_ids and (
-                    repository_id is None or row.repository_id == repository_id):
-                result.updated += 1
-                if not dry_run:
-                    row.status = "stale"
-                    session.add(row)
+        proposed = {p.proposal_id: p for p in proposals}
+
+        def build(pid: str) -> CompactionProposal:
+            p = proposed[pid]
+            return CompactionProposal(
+                proposal_id=pid, tenant_id=p.tenant_id, repository_id=p.repository_id, module_path=p.module_path,
+                members=list(p.members), proposed_statement=p.statement, proposed_type=p.type,
+                shared=list(p.shared), broadens_scope=p.broadens_scope, status="open", job_id=result.job_id,
+                created_at=now)
+
+        new = [{"proposalId": pid, "members": list(proposed[pid].members)} for pid in sync_proposals(
+            session, result, existing, proposed, build, repository_id=repository_id, dry_run=dry_run)]
         result.changes = new
         result.summary = {"proposals": len(proposals), "new": len(new)}
     return result

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from memtui.maintenance.dedupe_index import DedupeIndex, DedupeItem
-from memtui.maintenance.jobs import JobResult, job_transaction
+from memtui.maintenance.jobs import JobResult, job_transaction, sync_proposals
 from memtui.store.models import DuplicateCluster, Evidence, Memory, NotDuplicatePair
 
 CONSIDERED_STATES = ("candidate", "approved", "active", "needs_review", "challenged")
@@ -58,33 +58,19 @@ def detect_duplicates(engine: Engine, now: datetime, *, repository_id: str | Non
         clusters = index.build(items) or index.clusters()
         result.selected = len(items)
         existing = {c.cluster_id: c for c in session.exec(select(DuplicateCluster))}
-        found = set()
-        new: list[dict[str, Any]] = []
-        for c in clusters:
-            found.add(c.cluster_id)
-            scores = {f"{a}|{b}": round(float(s), 1) for (a, b), s in sorted(c.scores.items())}
-            row = existing.get(c.cluster_id)
-            if row is None:
-                new.append({"clusterId": c.cluster_id, "members": list(c.members), "canonical": c.canonical})
-                result.updated += 1
-                if not dry_run:
-                    session.add(DuplicateCluster(
-                        cluster_id=c.cluster_id, repository_id=repo_of.get(c.canonical), scope_key=c.scope_key,
-                        type=c.type, members=list(c.members), canonical_id=c.canonical,
-                        best_score=round(float(c.best_score), 1), scores=scores, method=c.method,
-                        explanation=c.explanation, status="open", job_id=result.job_id, created_at=now))
-            elif row.status == "stale":
-                result.updated += 1
-                if not dry_run:
-                    row.status = "open"
-                    session.add(row)
-        for cid, row in existing.items():
-            if row.status == "open" and cid not in found and (
-                    repository_id is None or row.repository_id == repository_id):
-                result.updated += 1
-                if not dry_run:
-                    row.status = "stale"
-                    session.add(row)
+        proposed = {c.cluster_id: c for c in clusters}
+
+        def build(cid: str) -> DuplicateCluster:
+            c = proposed[cid]
+            return DuplicateCluster(
+                cluster_id=cid, repository_id=repo_of.get(c.canonical), scope_key=c.scope_key, type=c.type,
+                members=list(c.members), canonical_id=c.canonical, best_score=round(float(c.best_score), 1),
+                scores={f"{a}|{b}": round(float(s), 1) for (a, b), s in sorted(c.scores.items())},
+                method=c.method, explanation=c.explanation, status="open", job_id=result.job_id, created_at=now)
+
+        new = [{"clusterId": cid, "members": list(proposed[cid].members), "canonical": proposed[cid].canonical}
+               for cid in sync_proposals(session, result, existing, proposed, build,
+                                         repository_id=repository_id, dry_run=dry_run)]
         result.changes = new
         result.summary = {"clusters": len(clusters), "new": len(new)}
     return result

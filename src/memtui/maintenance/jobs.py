@@ -9,7 +9,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
@@ -89,3 +89,36 @@ def job_transaction(engine: Engine, job_type: str, *, repository_id: str | None 
     except Exception as exc:
         fail_job(engine, result, str(exc))
         raise
+
+
+def sync_proposals(session: Session, result: JobResult, existing: dict[str, Any], proposed: dict[str, Any],
+                   build: Callable[[str], Any], *, repository_id: str | None, dry_run: bool) -> list[str]:
+    """Reconcile a job's proposals (duplicate clusters, compaction proposals) with their rows.
+
+    ``existing``: id -> row with ``status`` and ``repository_id``; ``proposed``: id -> what the job
+    found now; ``build(id)`` makes the row of a new proposal. New ids are added (status open), a
+    ``stale`` row found again reopens, an ``open`` row of the job's repository no longer found
+    becomes ``stale``; decided rows (merged, dismissed, accepted, rejected) are never touched, so
+    a decision is never proposed again. Counts every change in ``result.updated``; with
+    ``dry_run`` nothing is written. Returns the new ids, in ``proposed`` order.
+    """
+    new = []
+    for pid in proposed:
+        row = existing.get(pid)
+        if row is None:
+            new.append(pid)
+            result.updated += 1
+            if not dry_run:
+                session.add(build(pid))
+        elif row.status == "stale":
+            result.updated += 1
+            if not dry_run:
+                row.status = "open"
+                session.add(row)
+    for pid, row in existing.items():
+        if row.status == "open" and pid not in proposed and repository_id in (None, row.repository_id):
+            result.updated += 1
+            if not dry_run:
+                row.status = "stale"
+                session.add(row)
+    return new
