@@ -21,9 +21,9 @@ from typing import Any
 
 import yaml
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import select
 
-from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, finish_job, start_job
+from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transaction
 from memtui.review.lifecycle import transition
 from memtui.store.models import Memory
 
@@ -84,8 +84,7 @@ def apply_review_policy(engine: Engine, policy: ReviewPolicy, *, now: datetime |
 
     The changes are made by ``system:maintenance`` with the job id (issue 3); ``requested_by``
     (the person who applied the policy) is named in each event's reason."""
-    result = start_job(engine, "policy", dry_run=dry_run, clock=now)
-    with Session(engine) as session, session.begin():
+    with job_transaction(engine, "policy", dry_run=dry_run, clock=now) as (session, result):
         for m in session.exec(select(Memory).where(Memory.state.in_(AFFECTED_STATES)).order_by(Memory.memory_id)):
             result.selected += 1
             if not policy.matches(m):
@@ -97,5 +96,4 @@ def apply_review_policy(engine: Engine, policy: ReviewPolicy, *, now: datetime |
                            reason=f"policy {policy.name}: {policy.description}"
                            + (f" (applied by {requested_by})" if requested_by else ""), job_id=result.job_id)
         result.summary = {"policy": policy.name, "sentToReview": result.updated, "requestedBy": requested_by}
-        finish_job(session, result)  # with dry_run only the job row is written
     return result

@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 
 from memtui.domain.invariants import Actor, LifecycleError
 from memtui.domain.pruning import DEFAULT_POLICY, PolicyError, PruneFacts, PruneItem, PruningRules, parse_policy, plan_item
-from memtui.maintenance.jobs import JobResult, finish_job, start_job
+from memtui.maintenance.jobs import JobResult, job_transaction
 from memtui.review.lifecycle import transition
 from memtui.store.models import Memory
 
@@ -64,8 +64,7 @@ def apply_pruning_plan(engine: Engine, plan: PruningPlan, actor: Actor, only: se
     planned = {i.memory_id for i in plan.archive}
     if only is not None and only - planned:
         raise PolicyError(f"not in the plan's archive list: {', '.join(sorted(only - planned))}")
-    result = start_job(engine, "prune", clock=now)
-    with Session(engine) as session, session.begin():
+    with job_transaction(engine, "prune", clock=now) as (session, result):
         for item in plan.archive:
             if only is not None and item.memory_id not in only:
                 continue
@@ -82,7 +81,6 @@ def apply_pruning_plan(engine: Engine, plan: PruningPlan, actor: Actor, only: se
                 continue
             result.updated += 1
             result.changes.append({"memoryId": m.memory_id, "to": "archived"})
-        finish_job(session, result)
     return result
 
 
