@@ -127,7 +127,11 @@ class CompactionScreen(DecisionScreenMixin, Screen):
         from memtui.screens.dialogs import ConfirmDialog
 
         ids = ", ".join(m.memory_id for m in p.members)
-        effect = (f"A new active memory is created with the statement\n  {text or p.proposed_statement}\n"
+        unreviewed = [m.memory_id for m in p.members if m.state not in ("active", "approved")]
+        kind = ("a new candidate (waits in the review queue, since "
+                f"{', '.join(unreviewed)} {'was' if len(unreviewed) == 1 else 'were'} never reviewed)"
+                if unreviewed else "a new active memory")
+        effect = (f"Creates {kind} with the statement\n  {text or p.proposed_statement}\n"
                   f"and all the evidence of {ids}; those become superseded by it.\nUndo (u) restores them.")
 
         def done(yes: bool | None) -> None:
