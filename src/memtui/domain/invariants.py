@@ -77,7 +77,8 @@ ORIGINAL_EVIDENCE_TYPES: frozenset[str] = frozenset(
     {EvidenceType.FILE_SPAN, EvidenceType.SYMBOL, EvidenceType.CALL_EDGE, EvidenceType.ADR,
      EvidenceType.HUMAN, EvidenceType.REPLAY}
 )
-_GONE = frozenset({EvidenceStatus.DELETED, EvidenceStatus.UNVERIFIABLE})
+_GONE = frozenset({EvidenceStatus.DELETED, EvidenceStatus.UNVERIFIABLE, EvidenceStatus.UNRESOLVABLE,
+                   EvidenceStatus.RETIRED})
 #: States that take a memory out of use for good (a human doing so to high-impact memory needs a lead).
 RETIRING_STATES: frozenset[str] = frozenset(
     {State.REJECTED, State.INVALIDATED, State.ARCHIVED, State.SUPERSEDED, State.DEPRECATED}

@@ -19,7 +19,8 @@ BANDS: tuple[tuple[float, str], ...] = ((0.80, "high"), (0.60, "medium"), (0.40,
 DEFAULT_CONFIDENCE_THRESHOLD = 0.5
 STRONG_EVIDENCE = {"file_span": 1.0, "symbol": 1.0, "call_edge": 0.9, "adr": 0.9, "replay": 0.9,
                    "human": 0.8, "doc": 0.6, "ref": 0.3}
-STATUS_WEIGHT = {"valid": 1.0, "unchecked": 0.7, "changed": 0.3, "unverifiable": 0.2, "deleted": 0.0}
+STATUS_WEIGHT = {"valid": 1.0, "unchecked": 0.7, "changed": 0.3, "unverifiable": 0.2, "deleted": 0.0,
+                 "unresolvable": 0.5, "retired": 0.0}
 #: Code identifiers in prose: CamelCase, dotted (Class.method, a/b.py), snake_case.
 _IDENTIFIER = re.compile(r"\b(?:[A-Za-z]+[A-Z][A-Za-z0-9]*|\w+\.\w+(?:\.\w+)*|[a-z0-9]+_[a-z0-9_]+)\b")
 VAGUE_WORDS = ("sometimes", "maybe", "probably", "usually", "unclear", "unknown", "might", "some ", "various")

@@ -104,6 +104,8 @@ class EvidenceType(StrEnum):
     HUMAN = "human"
     REPLAY = "replay"
     REF = "ref"
+    FOLDER = "folder"  # a folder a line names (existence only)
+    GLOB = "glob"  # a glob a line names: must match a file
 
 
 class EvidenceStatus(StrEnum):
@@ -114,6 +116,8 @@ class EvidenceStatus(StrEnum):
     CHANGED = "changed"
     DELETED = "deleted"
     UNVERIFIABLE = "unverifiable"
+    UNRESOLVABLE = "unresolvable"  # a named reference that did not exist when the line was written
+    RETIRED = "retired"  # gone at HEAD when a reviewer approved the memory: no longer checked
 
 
 class FailureClass(StrEnum):

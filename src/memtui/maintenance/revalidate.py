@@ -36,15 +36,17 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from memtui.domain.spans import (SpanMap, diff_hunks, find_block, map_span, span_hash,
                                  split_lines)
-from memtui.sources.gitdiff import Blob, CommitDiff, GitRepo
+from memtui.maintenance.references import check_references, is_example, is_named_reference
+from memtui.sources.gitdiff import Blob, CommitDiff, GitError, GitRepo
+from memtui.sources.history import History, safe_repo_path
 from memtui.sources.symbols import SymbolIndex, SymbolSpan, language_for
 
 __all__ = ["EvidenceRef", "EvidenceCheck", "MemoryVerdict", "RevalidationResult", "revalidate",
            "CHECK_STATUSES", "OUTCOMES", "SEVERITIES"]
 
-CHECK_STATUSES = ("valid", "changed", "deleted", "unverifiable", "unchecked")
+CHECK_STATUSES = ("valid", "changed", "deleted", "unverifiable", "unresolvable", "unchecked")
 OUTCOMES = ("keep", "needs_review", "invalidate")
-SEVERITIES = ("none", "medium", "high")
+SEVERITIES = ("none", "low", "medium", "high")
 _RANK = {s: i for i, s in enumerate(SEVERITIES)}
 _SOFT_TYPES = {"human", "replay"}
 _POLICY_KEYS = ("symbolChanged", "edgeRemoved", "fileChanged", "docSuperseded")
@@ -77,14 +79,17 @@ class EvidenceRef:
 class EvidenceCheck:
     """The result of checking one evidence row against HEAD.
 
-    ``status``: valid | changed | deleted | unverifiable | unchecked. ``current_path`` and
+    ``status``: valid | changed | deleted | unverifiable | unresolvable (a named reference that
+    did not exist at its anchor commit either) | unchecked. ``current_path`` and
     ``current_line_start``/``current_line_end``: where the evidence is at HEAD (for a touched
     span, the HEAD lines that replaced it; ``None`` when deleted, unknown or unchecked).
     ``current_commit``: the HEAD sha the run checked against.
     ``reason_code``: unchanged | shifted | renamed | moved | span_changed | hash_mismatch |
     file_changed | file_deleted | symbol_changed | referenced_symbol_deleted | edge_removed |
     commit_unknown | path_unknown | symbol_unknown | invalid_span | not_checkable.
-    ``reason``: one sentence naming the file or symbol. ``severity``: none | medium | high.
+    Named references (:mod:`memtui.maintenance.references`) add exists | symbol_relocated |
+    path_moved | folder_deleted | glob_unmatched | reference_unresolvable | bad_path | example.
+    ``reason``: one sentence naming the file or symbol. ``severity``: none | low | medium | high.
     """
 
     evidence_id: Any
@@ -97,6 +102,7 @@ class EvidenceCheck:
     reason_code: str
     reason: str
     severity: str
+    moved_in: str | None = None  # the commit that moved or deleted a named reference, when known
 
 
 @dataclass
@@ -106,8 +112,10 @@ class MemoryVerdict:
     ``outcome``: keep | needs_review | invalidate. ``reasons``: sentences (evidence first, in
     evidence order, then policies in policy order; empty for keep). ``reason_codes``: the
     outcome-defining code first (``all_evidence_deleted`` for invalidate), then the others
-    sorted, no repeats. ``severity``: none | medium | high. ``current_evidence``: sorted
-    ``"<file name>@<short HEAD>"`` of evidence still present at HEAD.
+    sorted, no repeats. ``severity``: none | low | medium | high. ``current_evidence``: sorted
+    ``"<file name>@<short HEAD>"`` of evidence still present at HEAD. A memory whose only
+    findings are unresolvable references is kept with severity ``low`` and those findings as
+    its reasons (a note for the report, not a review).
     """
 
     memory_id: str
@@ -122,12 +130,14 @@ class MemoryVerdict:
 class RevalidationResult:
     """``checks`` sorted by (memory_id, evidence_id); ``verdicts`` sorted by memory_id;
     ``head``: the HEAD sha checked against; ``stats``: counters (commits, unknown commits,
-    blobs read, parses, git processes started by this run)."""
+    blobs read, parses, git processes started by this run); ``unreadable``: git errors met and
+    worked around (the evidence they touch is ``unverifiable``)."""
 
     head: str
     checks: list[EvidenceCheck]
     verdicts: list[MemoryVerdict]
     stats: dict[str, int] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)  # git errors met (objects a clone lacks, ...)
 
 
 def _eid_key(value: Any) -> tuple[int, Any]:
@@ -171,6 +181,7 @@ class _Engine:
         self.blobs: dict[Any, Blob | None] = {}
         self._lines: dict[str, list[str]] = {}
         self._hunks: dict[tuple[str, str], tuple] = {}
+        self.failures: list[str] = []
 
     # -- git state ----------------------------------------------------------------------------
 
@@ -542,24 +553,47 @@ def revalidate(evidence: Iterable[EvidenceRef], policies: Mapping[str, Sequence[
         by_memory.setdefault(e.memory_id, []).append(e)
     all_memories = sorted(set(by_memory) | set(policies) | set(memory_ids or ()))
 
+    def made(ev, status, code, reason, severity, path=None, span=None, moved_in=None) -> EvidenceCheck:
+        start, end = span if span else (None, None)
+        return EvidenceCheck(ev.evidence_id, ev.memory_id, status, path, start, end, head, code, reason,
+                             severity, moved_in)
+
+    # named references (existence and location) and rows no git command may see (issue 8)
+    fixed: dict[Any, EvidenceCheck] = {}
+    named = [e for e in evs if is_named_reference(e) or is_example(e)]
+    named_ids = {e.evidence_id for e in named}
+    spans: list[EvidenceRef] = []
+    for e in evs:
+        if e.evidence_id in named_ids:
+            continue
+        if e.path and e.commit_sha and safe_repo_path(e.path) != e.path.removeprefix("./"):
+            fixed[e.evidence_id] = made(e, "unverifiable", "bad_path",
+                                        f"Evidence path {e.path!r} cannot name a file inside the repository",
+                                        "medium")
+            continue
+        spans.append(e)
+    history = History(repo, head)
+    if named:
+        fixed.update(check_references(named, repo, head, history, made))
+
     # 1. one diff per distinct commit, hunks only for the paths evidence and policies name
     wanted: dict[str, set[str]] = {}
-    for e in evs:
+    for e in spans:
         if e.path and e.commit_sha:
             wanted.setdefault(e.commit_sha, set()).add(e.path)
     for mid in all_memories:
-        mem_commits = sorted({e.commit_sha for e in by_memory.get(mid, ()) if e.path and e.commit_sha})
+        mem_commits = sorted({e.commit_sha for e in by_memory.get(mid, ()) if e.path and e.commit_sha
+                              and e.commit_sha in wanted})
         for policy in policies.get(mid) or ():
             if isinstance(policy, Mapping):
                 for key in ("fileChanged", "docSuperseded"):
                     p = policy.get(key)
-                    if isinstance(p, str) and p.strip():
+                    if isinstance(p, str) and safe_repo_path(p.strip()):
                         for rev in mem_commits:
                             wanted[rev].add(p.strip())
     if hunks not in ("git", "python"):
         raise ValueError(f"hunks must be 'git' or 'python', not {hunks!r}")
-    differ = repo.diff_many if hunks == "git" else repo.name_status
-    engine.diffs = differ(sorted(wanted), head, {rev: sorted(ps) for rev, ps in wanted.items()})
+    engine.diffs, engine.failures = _diffs(repo, head, wanted, hunks)
 
     # 2. every blob any check needs, in one cat-file --batch
     needed: set[Any] = set()
@@ -572,15 +606,27 @@ def revalidate(evidence: Iterable[EvidenceRef], policies: Mapping[str, Sequence[
     needed.discard(None)
     engine.blobs = repo.read_blobs(needed)
 
-    # 3. evidence checks, then verdicts
-    checks = [engine.check(e) for e in evs]
+    # 3. evidence checks, then verdicts; one row failing never stops the others
+    checks = []
+    for e in evs:
+        if e.evidence_id in fixed:
+            checks.append(fixed[e.evidence_id])
+            continue
+        try:
+            checks.append(engine.check(e))
+        except Exception as exc:  # noqa: BLE001 - isolation is the point (issue 8, item 6)
+            checks.append(made(e, "unverifiable", "check_failed", f"{e.path} could not be checked: {exc}",
+                               "medium"))
     checks_by_memory: dict[str, list[tuple[EvidenceRef, EvidenceCheck]]] = {}
     for e, c in zip(evs, checks):
         checks_by_memory.setdefault(e.memory_id, []).append((e, c))
-    verdicts = [_verdict(mid, checks_by_memory.get(mid, []),
-                         engine.policy_reasons(mid, policies.get(mid) or [], by_memory.get(mid, [])),
-                         head)
-                for mid in all_memories]
+    verdicts = []
+    for mid in all_memories:
+        try:
+            hits = engine.policy_reasons(mid, policies.get(mid) or [], by_memory.get(mid, []))
+        except Exception as exc:  # noqa: BLE001
+            hits = [("policy_unverifiable", f"Invalidation policy could not be checked: {exc}", "medium")]
+        verdicts.append(_verdict(mid, checks_by_memory.get(mid, []), hits, head))
     stats = {
         "evidence": len(evs),
         "memories": len(all_memories),
@@ -589,14 +635,41 @@ def revalidate(evidence: Iterable[EvidenceRef], policies: Mapping[str, Sequence[
         "blobs": sum(1 for b in engine.blobs.values() if b is not None),
         "parses": engine.symbols.parses - parses_before,
         "git_processes": repo.git_processes - processes_before,
+        "named_references": len(named),
     }
-    return RevalidationResult(head=head, checks=checks, verdicts=verdicts, stats=stats)
+    return RevalidationResult(head=head, checks=checks, verdicts=verdicts, stats=stats,
+                              unreadable=list(dict.fromkeys(engine.failures + history.errors)))
+
+
+def _diffs(repo: GitRepo, head: str, wanted: dict[str, set[str]], hunks: str):
+    """Per commit, its CommitDiff (None: unknown or unreadable commit), and the git errors met.
+
+    Batched first; when git cannot read an object (partial clone) the hunks are computed in
+    Python, then each commit is diffed alone so that one unreadable commit only makes its own
+    evidence unverifiable."""
+    paths = {rev: sorted(ps) for rev, ps in wanted.items()}
+    errors: list[str] = []
+    differs = [repo.diff_many, repo.name_status] if hunks == "git" else [repo.name_status]
+    for differ in differs:
+        try:
+            return differ(sorted(wanted), head, paths), errors
+        except GitError as exc:
+            errors.append(str(exc))
+    out: dict[str, CommitDiff | None] = {}
+    for rev in sorted(wanted):
+        try:
+            out.update(repo.name_status([rev], head, {rev: paths[rev]}))
+        except GitError as exc:
+            errors.append(str(exc))
+            out[rev] = None
+    return out, errors
 
 
 def _verdict(memory_id: str, pairs: list[tuple[EvidenceRef, EvidenceCheck]],
              policy_hits: list[tuple[str, str, str]], head: str) -> MemoryVerdict:
     checks = [c for _, c in pairs]
-    checkable = [c for c in checks if c.status != "unchecked"]
+    checkable = [c for c in checks if c.status not in ("unchecked", "unresolvable")]
+    notes = [c for c in checks if c.status == "unresolvable"]
     soft = any(e.type in _SOFT_TYPES for e, _ in pairs) or len(checkable) != len(checks)
     problems = [c for c in checkable if c.status in ("changed", "deleted", "unverifiable")]
     reasons: list[str] = []
@@ -618,6 +691,10 @@ def _verdict(memory_id: str, pairs: list[tuple[EvidenceRef, EvidenceCheck]],
         outcome, lead = "needs_review", None
     else:
         outcome, lead = "keep", None
+        for c in notes:  # never existed: a note for the report, not a review (issue 8, item 2)
+            reasons.append(c.reason)
+            codes.append(c.reason_code)
+            severity = "low"
     unique_reasons = list(dict.fromkeys(reasons))
     ordered = sorted(set(codes) - {lead}) if lead else sorted(set(codes))
     current = sorted({f"{_name(c.current_path)}@{_short(head)}" for c in checkable

@@ -47,6 +47,9 @@ def _target_state(state: str, verdict: MemoryVerdict) -> str | None:
     return None
 
 
+#: How many unverifiable pieces of evidence a job summary names (the rest are counted).
+MAX_LISTED = 20
+
 #: Above this many distinct commits, hunks are computed in Python from the blobs already read
 #: (one batch) instead of extra ``git diff-tree`` processes: the same hunks, fewer processes.
 PYTHON_HUNKS_ABOVE_COMMITS = 100
@@ -79,7 +82,8 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
         for ids in _chunks(list(states), 500):
             for r in session.exec(select(*cols).where(Evidence.memory_id.in_(ids))
                                   .order_by(Evidence.memory_id, Evidence.ordinal)):
-                rows[r.evidence_id] = r._asdict()
+                if r.status != "retired":  # approved knowing it is gone (review.anchor)
+                    rows[r.evidence_id] = r._asdict()
         refs = [EvidenceRef(r["evidence_id"], r["memory_id"], r["type"], r["path"], r["commit_sha"],
                             r["line_start"], r["line_end"], r["symbol"], r["target"], r["span_hash"], r["ref"])
                 for r in rows.values()]
@@ -152,6 +156,20 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
                           "needsReview": counts["needs_review"], "invalidated": counts["invalidate"],
                           "commits": outcome.stats.get("commits", 0),
                           "gitProcesses": outcome.stats.get("git_processes", 0)}
+        # what could not be checked and why (issue 8, item 6): the rest was revalidated
+        unchecked = [c for c in outcome.checks if c.status == "unverifiable"]
+        if unchecked:
+            result.summary["unverifiable"] = len(unchecked)
+            result.summary["couldNotCheck"] = [f"{c.memory_id}: {c.reason}" for c in unchecked[:MAX_LISTED]] + (
+                [f"... and {len(unchecked) - MAX_LISTED} more"] if len(unchecked) > MAX_LISTED else [])
+        moved = sum(1 for c in outcome.checks if c.reason_code == "path_moved")
+        if moved:
+            result.summary["moved"] = moved
+        unresolvable = sum(1 for c in outcome.checks if c.status == "unresolvable")
+        if unresolvable:
+            result.summary["unresolvable"] = unresolvable
+        if outcome.unreadable:
+            result.summary["gitErrors"] = outcome.unreadable[:MAX_LISTED]
     return result
 
 

@@ -83,6 +83,13 @@ class ReviewService:
                 from_state = memory.state
                 event = transition(session, memory, to, actor, reason=f"reviewer decision: {decision.value}",
                                    comment=comment, review_state=review_state_after(decision))
+                if decision is Decision.APPROVE and actor.type == "human":
+                    # the reviewer saw the evidence at HEAD: later runs diff from there (issue 8, item 7)
+                    from memtui.review.anchor import reanchor
+
+                    anchored = reanchor(session, memory, load_evidence(session, memory_id))
+                    if anchored:
+                        event.reason = f"{event.reason}; {anchored}"
                 if to.value in RETIRED_STATES:
                     session.flush()
                     close_conflicts_of_retired(session, memory, actor, None)

@@ -1,0 +1,318 @@
+"""Named references: what a memory line *names* is checked for existence and location (issue 8).
+
+A line that names a file, folder, glob or symbol claims that the thing exists (and, for a
+symbol, where it is defined); it does not quote the thing's content. So a named reference is
+never ``changed`` because its file was edited. Evidence rows with ``ref == "mention"`` are
+named references; ``ref == "example"`` marks a placeholder ("e.g. `my_handler.py`"), never
+checked. ``target`` holds the reference as written in the line (reasons name it), ``path`` the
+repository path it resolved to at the anchor commit ``commit_sha`` (for a symbol: the file
+defining it then, or None when it was defined nowhere).
+
+Outcomes (``EvidenceCheck.status`` / ``reason_code``), design "revalidate":
+
+* exists at HEAD where written → ``valid`` / ``exists``;
+* a symbol defined at HEAD in another file → ``valid`` / ``symbol_relocated`` ("now at PATH:LINE");
+* a file or folder moved (rename chain through history, :class:`memtui.sources.history.History`;
+  failing that, the only file or folder of the same name at HEAD) → ``changed`` / ``path_moved``,
+  ``current_path`` the new path, the reason naming the commit ("was moved to NEW in C");
+* gone at HEAD → ``deleted`` / ``file_deleted``, ``folder_deleted``, ``glob_unmatched`` or
+  ``referenced_symbol_deleted`` (severity high), naming the commit that deleted it when history
+  shows one;
+* absent at the anchor commit already → ``unresolvable`` / ``reference_unresolvable``
+  (severity low): it never existed, so it did not go stale;
+* a path that cannot name anything in a repository (absolute, ``..``) or an anchor commit the
+  clone does not hold → ``unverifiable`` (``bad_path`` / ``commit_unknown``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections import Counter
+from typing import Any, Callable, Sequence
+
+from memtui.sources.gitdiff import GitError, GitRepo
+from memtui.sources.history import History, Tree, safe_repo_path
+from memtui.sources.symbols import language_for
+
+__all__ = ["is_named_reference", "is_example", "check_references", "glob_match", "written"]
+
+_SYMBOL_TYPES = ("symbol",)
+_MAX_FOLDER_FILES = 200
+
+
+def is_named_reference(ev: Any) -> bool:
+    """Whether evidence row ``ev`` is a named reference (``ref == "mention"``)."""
+    return (ev.ref or "") == "mention" and ev.type in ("file_span", "folder", "glob", "symbol", "doc", "ref")
+
+
+def is_example(ev: Any) -> bool:
+    """Whether ``ev`` is an example placeholder a line shows (never checked)."""
+    return (ev.ref or "") == "example"
+
+
+def written(ev: Any) -> str:
+    """The reference as the line wrote it (``target``), else its path or symbol."""
+    return ev.target or ev.symbol or ev.path or "?"
+
+
+def _short(sha: str | None) -> str:
+    return (sha or "")[:7]
+
+
+def glob_match(pattern: str, files: frozenset[str] | set[str]) -> list[str]:
+    """Files matching ``pattern`` (``*`` within a folder, ``**`` across folders, ``?``,
+    ``[...]``, ``{a,b}`` alternatives; a pattern without ``/`` matches file names anywhere)."""
+    alts = [pattern]
+    m = re.search(r"\{([^{}]*)\}", pattern)
+    if m:
+        alts = [pattern[:m.start()] + a + pattern[m.end():] for a in m.group(1).split(",")]
+    regs = []
+    for alt in alts:
+        alt = alt.strip().removeprefix("./")
+        anywhere = "/" not in alt.rstrip("/")
+        rx, i = "", 0
+        while i < len(alt):
+            c = alt[i]
+            if alt.startswith("**/", i):
+                rx += "(?:.*/)?"
+                i += 3
+                continue
+            if alt.startswith("**", i):
+                rx += ".*"
+                i += 2
+                continue
+            if c == "*":
+                rx += "[^/]*"
+            elif c == "?":
+                rx += "[^/]"
+            elif c == "[":
+                j = alt.find("]", i)
+                if j < 0:
+                    rx += re.escape(c)
+                else:
+                    rx += "[" + alt[i + 1:j].replace("!", "^", 1) + "]"
+                    i = j
+            else:
+                rx += re.escape(c)
+            i += 1
+        if alt.endswith("/"):
+            rx += ".*"
+        regs.append(re.compile(("(?:.*/)?" if anywhere else "") + rx + r"\Z"))
+    return sorted(f for f in files if any(r.match(f) for r in regs))
+
+
+class _Checker:
+    def __init__(self, repo: GitRepo, head: str, history: History, make_result: Callable) -> None:
+        self.repo = repo
+        self.head = head
+        self.history = history
+        self.result = make_result
+        self.head_tree = history.tree(head)
+        self._dir_names: dict[str, tuple[str, ...]] | None = None
+
+    def dir_by_name(self) -> dict[str, tuple[str, ...]]:
+        if self._dir_names is None:
+            out: dict[str, list[str]] = {}
+            for d in self.head_tree.dirs if self.head_tree else ():
+                out.setdefault(d.rsplit("/", 1)[-1], []).append(d)
+            self._dir_names = {k: tuple(sorted(v)) for k, v in out.items()}
+        return self._dir_names
+
+    # -- paths -------------------------------------------------------------------------------
+
+    def check_path(self, ev, kind: str):
+        w, anchor = written(ev), ev.commit_sha
+        path = safe_repo_path(ev.path)
+        if path is None:
+            return self.result(ev, "unverifiable", "bad_path",
+                               f"{w}: evidence path {ev.path!r} cannot name a file inside the repository", "medium")
+        at = self.history.tree(anchor)
+        if at is None or self.head_tree is None:
+            return self.result(ev, "unverifiable", "commit_unknown",
+                               f"{w}: commit {_short(anchor)} is not in this clone (force-push or shallow clone?)",
+                               "medium")
+        if kind == "glob":
+            return self.check_glob(ev, w, path, at)
+        if not at.exists(path):
+            return self.result(ev, "unresolvable", "reference_unresolvable",
+                               f"{w} did not exist at {_short(anchor)} (never existed, not stale)", "low")
+        folder = at.is_dir(path)
+        noun = "folder" if folder else "file"
+        if self.head_tree.exists(path) and self.head_tree.is_dir(path) == folder:
+            return self.result(ev, "valid", "exists", f"{w} exists at HEAD", "none", path)
+        new, commit, how = (self._folder_move(anchor, path, at) if folder else self._file_move(anchor, path, at))
+        if new is not None:
+            where = f" in {_short(commit)}" if commit else ""
+            why = f"{w} was moved to {new}{where}" if how == "history" else \
+                f"{w} is gone; the only {noun} of that name at HEAD is {new}" + (
+                    f" ({w} removed in {_short(commit)})" if commit else "")
+            return self.result(ev, "changed", "path_moved", why, "medium", new, moved_in=commit)
+        where = f" in {_short(commit)}" if commit else f" since {_short(anchor)}"
+        return self.result(ev, "deleted", "folder_deleted" if folder else "file_deleted",
+                           f"{w} was deleted{where}", "high", moved_in=commit)
+
+    def _file_move(self, anchor: str, path: str, at: Tree) -> tuple[str | None, str | None, str]:
+        trail = self.history.follow(anchor, path)
+        if trail.path is not None and trail.path != path and self.head_tree.exists(trail.path):
+            return trail.path, trail.last_commit, "history"
+        commit = trail.steps[0].commit if trail.steps else None
+        name = path.rsplit("/", 1)[-1]
+        same = [p for p in self.head_tree.by_name.get(name, ()) if not at.exists(p)]
+        if len(same) == 1:
+            return same[0], commit, "name"
+        return None, commit, ""
+
+    def _folder_move(self, anchor: str, path: str, at: Tree) -> tuple[str | None, str | None, str]:
+        prefix = path + "/"
+        inside = sorted(f for f in at.files if f.startswith(prefix))[:_MAX_FOLDER_FILES]
+        targets: Counter = Counter()
+        commits: Counter = Counter()
+        deleted_in: Counter = Counter()
+        for f in inside:
+            rest = f[len(prefix):]
+            trail = self.history.follow(anchor, f)
+            if trail.path is None:
+                if trail.steps:
+                    deleted_in[trail.last_commit] += 1
+                continue
+            if trail.path != f and trail.path.endswith("/" + rest):
+                new_dir = trail.path[:-len(rest) - 1]
+                targets[new_dir] += 1
+                commits[trail.last_commit] += 1
+        if targets:
+            new_dir, n = targets.most_common(1)[0]
+            if n * 2 >= len(inside) and self.head_tree.is_dir(new_dir):
+                return new_dir, commits.most_common(1)[0][0], "history"
+        commit = deleted_in.most_common(1)[0][0] if deleted_in else (
+            commits.most_common(1)[0][0] if commits else None)
+        name = path.rsplit("/", 1)[-1]
+        same = [d for d in self.dir_by_name().get(name, ()) if not at.is_dir(d)]
+        if len(same) == 1:
+            return same[0], commit, "name"
+        return None, commit, ""
+
+    def check_glob(self, ev, w: str, pattern: str, at: Tree):
+        if not glob_match(pattern, at.files):
+            return self.result(ev, "unresolvable", "reference_unresolvable",
+                               f"{w} matched no file at {_short(ev.commit_sha)} (never existed, not stale)", "low")
+        now = glob_match(pattern, self.head_tree.files)
+        if now:
+            return self.result(ev, "valid", "exists", f"{w} matches {len(now)} file(s) at HEAD", "none")
+        return self.result(ev, "deleted", "glob_unmatched", f"{w} matches no file at HEAD any more", "high")
+
+    # -- symbols -----------------------------------------------------------------------------
+
+    def check_symbols(self, evs: Sequence[Any]) -> dict[Any, Any]:
+        from memtui.sources.symbol_index import RepoSymbolIndex
+
+        names = {}
+        for ev in evs:
+            names[ev.evidence_id] = _symbol_name(ev)
+        wanted = sorted({n for n in names.values() if n})
+        try:
+            defs = RepoSymbolIndex(self.repo, self.head).definitions(wanted) if wanted else {}
+        except GitError as exc:
+            return {ev.evidence_id: self.result(ev, "unverifiable", "symbol_index_failed",
+                                                f"{written(ev)}: symbols at HEAD could not be read ({exc})", "medium")
+                    for ev in evs}
+        out = {}
+        for ev in evs:
+            name, w = names[ev.evidence_id], written(ev)
+            if not name:
+                out[ev.evidence_id] = self.result(ev, "unchecked", "not_checkable", f"{w} names no symbol", "none")
+                continue
+            found = defs.get(name) or []
+            anchor_path = safe_repo_path(ev.path) if ev.path else None
+            if anchor_path and language_for(anchor_path) is None and ev.commit_sha:
+                out[ev.evidence_id] = self.check_path(ev, "path")  # a language without a parser: the file
+                continue
+            if ev.path and anchor_path is None:
+                out[ev.evidence_id] = self.result(ev, "unverifiable", "bad_path",
+                                                  f"{w}: evidence path {ev.path!r} cannot name a file inside the repository",
+                                                  "medium")
+                continue
+            if found:
+                here = anchor_path
+                if anchor_path and ev.commit_sha:
+                    trail = self.history.follow(ev.commit_sha, anchor_path)
+                    here = trail.path or anchor_path
+                same = [d for d in found if d.path in (anchor_path, here)]
+                d = (same or found)[0]
+                if same or not anchor_path:
+                    out[ev.evidence_id] = self.result(
+                        ev, "valid", "exists", f"Symbol {w} is defined in {d.path}:{d.start_line}", "none",
+                        d.path, (d.start_line, d.end_line))
+                else:
+                    out[ev.evidence_id] = self.result(
+                        ev, "valid", "symbol_relocated", f"Symbol {w} is now at {d.path}:{d.start_line}", "none",
+                        d.path, (d.start_line, d.end_line))
+                continue
+            if not anchor_path:
+                out[ev.evidence_id] = self.result(ev, "unresolvable", "reference_unresolvable",
+                                                  f"Symbol {w} was defined nowhere at {_short(ev.commit_sha)} "
+                                                  "(never existed, not stale)", "low")
+                continue
+            commit = self._symbol_removed_in(ev.commit_sha, anchor_path, name) if ev.commit_sha else None
+            where = f" in {_short(commit)}" if commit else (f" since {_short(ev.commit_sha)}" if ev.commit_sha else "")
+            out[ev.evidence_id] = self.result(ev, "deleted", "referenced_symbol_deleted",
+                                              f"Referenced symbol {w} is defined nowhere at HEAD "
+                                              f"(was in {anchor_path}; removed{where})", "high", moved_in=commit)
+        return out
+
+    def _symbol_removed_in(self, anchor: str, path: str, name: str) -> str | None:
+        trail = self.history.follow(anchor, path)
+        if trail.path is None and trail.steps:
+            return trail.last_commit
+        last = name.rsplit(".", 1)[-1]
+        paths = [path] + ([trail.path] if trail.path and trail.path != path else [])
+        try:
+            out = self.repo._run(["log", "--format=%H", f"-S{last}", f"{anchor}..{self.head}", "--", *paths])
+        except GitError:
+            return None
+        shas = out.decode().split()
+        return shas[-1] if len(shas) == 1 else (shas[0] if shas else None)
+
+
+def _symbol_name(ev: Any) -> str | None:
+    name = (ev.symbol or ev.target or "").strip().strip("`")
+    name = re.sub(r"\(.*\)$", "", name).replace("::", ".").replace("#", ".")
+    return name if re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*", name or "") else None
+
+
+def check_references(evs: Sequence[Any], repo: GitRepo, head: str, history: History,
+                     make_result: Callable) -> dict[Any, Any]:
+    """Check named-reference evidence rows ``evs`` (see the module doc) against ``head``.
+
+    ``make_result(ev, status, code, reason, severity, path=None, span=None, moved_in=None)``
+    builds one check. Returns ``{evidence_id: check}``. Never raises for a bad row: a failure
+    checking one row makes that row ``unverifiable`` and the others are still checked."""
+    checker = _Checker(repo, head, history, make_result)
+    history.prepare(e.commit_sha for e in evs if e.commit_sha)
+    out: dict[Any, Any] = {}
+    symbols = []
+    for ev in evs:
+        if is_example(ev):
+            out[ev.evidence_id] = make_result(ev, "unchecked", "example",
+                                              f"{written(ev)} is an example, not a reference", "none")
+            continue
+        if not ev.commit_sha:
+            out[ev.evidence_id] = make_result(ev, "unchecked", "not_checkable",
+                                              f"{written(ev)} has no commit to check from", "none")
+            continue
+        if ev.type == "symbol":
+            symbols.append(ev)
+            continue
+        try:
+            out[ev.evidence_id] = checker.check_path(ev, "glob" if ev.type == "glob" else "path")
+        except Exception as exc:  # one bad row never stops the run (issue 8, item 6)
+            out[ev.evidence_id] = make_result(ev, "unverifiable", "check_failed",
+                                              f"{written(ev)} could not be checked: {exc}", "medium")
+    if symbols:
+        try:
+            out.update(checker.check_symbols(symbols))
+        except Exception as exc:
+            for ev in symbols:
+                out[ev.evidence_id] = make_result(ev, "unverifiable", "check_failed",
+                                                  f"{written(ev)} could not be checked: {exc}", "medium")
+    return out

@@ -1,0 +1,224 @@
+"""Where named things went: trees at a revision and moves/deletions along history (issue 8).
+
+Revalidation of a *named reference* (a path, folder or symbol a memory line mentions) asks
+whether the thing still exists at HEAD and, when it does not, where it went and which commit
+moved or deleted it. Everything goes through :class:`memtui.sources.gitdiff.GitRepo` (counted
+processes); nothing here raises for missing objects (partial or shallow clones): a history
+that cannot be read with rename detection is read without it, and one that cannot be read at
+all is empty.
+
+* :meth:`History.tree` — the files and folders at a revision: one ``git ls-tree -r`` per
+  revision (cached).
+* :meth:`History.follow` — a path from an anchor commit to HEAD through every rename and
+  deletion on the way: one ``git log --reverse -M --name-status`` over the union of the ranges
+  (cached), plus one ``git rev-list`` per anchor to know which of those commits follow it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from memtui.sources.gitdiff import GitError, GitRepo
+
+__all__ = ["Tree", "Step", "Trail", "History", "safe_repo_path"]
+
+
+def safe_repo_path(path: str | None) -> str | None:
+    """``path`` normalised as a repository-relative POSIX path, or None when it cannot name
+    anything inside a repository (empty, absolute, leaving the root with ``..``, control
+    characters, a ``.git`` component)."""
+    if not path or any(ord(c) < 32 or c == "\x7f" for c in path):
+        return None
+    p = path.replace("\\", "/").strip()
+    if p.startswith("/") or (len(p) > 1 and p[1] == ":"):
+        return None
+    p = p.removeprefix("./").rstrip("/")
+    norm = posixpath.normpath(p) if p else ""
+    if not norm or norm == "." or norm == ".." or norm.startswith("../"):
+        return None
+    if ".git" in norm.split("/"):
+        return None
+    return norm
+
+
+@dataclass(frozen=True)
+class Tree:
+    """The files (blobs and links) and folders at one revision, repository-relative."""
+
+    rev: str
+    files: frozenset[str]
+    dirs: frozenset[str]
+    by_name: dict  # basename -> tuple of file paths
+
+    def exists(self, path: str) -> bool:
+        return path in self.files or path in self.dirs
+
+    def is_dir(self, path: str) -> bool:
+        return path in self.dirs
+
+
+@dataclass(frozen=True)
+class Step:
+    """One commit on a path's way: ``kind`` R (renamed to ``new_path``) or D (deleted)."""
+
+    commit: str
+    kind: str
+    old_path: str
+    new_path: str | None
+
+
+@dataclass(frozen=True)
+class Trail:
+    """Where a path at an anchor commit is at HEAD: ``path`` (None when deleted) and the steps
+    (renames, the deletion) in history order. ``moved`` when the final path differs."""
+
+    start: str
+    path: str | None
+    steps: tuple[Step, ...]
+
+    @property
+    def moved(self) -> bool:
+        return self.path is not None and self.path != self.start
+
+    @property
+    def last_commit(self) -> str | None:
+        return self.steps[-1].commit if self.steps else None
+
+
+class History:
+    """Trees and path moves of one repository, read lazily and cached; see the module doc."""
+
+    def __init__(self, repo: GitRepo, head: str) -> None:
+        self.repo = repo
+        self.head = head
+        self._trees: dict[str, Tree | None] = {}
+        self._log: list[tuple[str, list[tuple[str, str, str | None]]]] | None = None
+        self._log_anchors: frozenset[str] = frozenset()
+        self._after: dict[str, set[str] | None] = {}
+        self.errors: list[str] = []
+
+    # -- trees --------------------------------------------------------------------------------
+
+    def tree(self, rev: str) -> Tree | None:
+        """The tree at ``rev`` or None when it cannot be read (unknown commit, missing tree)."""
+        if rev not in self._trees:
+            try:
+                out = self.repo._run(["ls-tree", "-r", "-z", "--full-tree", "--name-only", rev, "--"])
+            except GitError as exc:
+                self.errors.append(str(exc))
+                self._trees[rev] = None
+                return None
+            files = frozenset(p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p)
+            dirs: set[str] = set()
+            by_name: dict[str, list[str]] = {}
+            for f in files:
+                by_name.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+                d = f
+                while "/" in d:
+                    d = d.rsplit("/", 1)[0]
+                    if d in dirs:
+                        break
+                    dirs.add(d)
+            self._trees[rev] = Tree(rev, files, frozenset(dirs), {k: tuple(sorted(v)) for k, v in by_name.items()})
+        return self._trees[rev]
+
+    # -- history ------------------------------------------------------------------------------
+
+    def _read_log(self, anchors: Sequence[str]) -> None:
+        anchors = sorted(set(anchors))
+        if self._log is not None and set(anchors) <= self._log_anchors:
+            return
+        base = ["log", "--reverse", "--topo-order", "-z", "--name-status", "--format=%x01%H",
+                "--diff-filter=RD", "--no-color", self.head]
+        try:
+            bases = self.repo._run(["merge-base", "--octopus", *anchors]).decode().split()
+        except GitError:
+            bases = []
+        limit = [f"^{b}" for b in bases[:1]]
+        out = None
+        for renames in (["-M"], ["--no-renames"]):
+            try:
+                out = self.repo._run([*base[:1], *renames, *base[1:], *limit, "--"])
+                break
+            except GitError as exc:
+                self.errors.append(str(exc))
+        entries: list[tuple[str, list[tuple[str, str, str | None]]]] = []
+        if out:
+            for chunk in out.split(b"\x01")[1:]:
+                parts = chunk.split(b"\0")
+                head = parts[0].strip()
+                sha = head.split(b"\n")[0].decode()
+                changes: list[tuple[str, str, str | None]] = []
+                # after the sha line: "\n" then "STATUS\0path\0[path\0]" repeated
+                tokens = [p for p in parts[1:]]
+                rest = head.split(b"\n", 1)[1] if b"\n" in head else b""
+                if rest:
+                    tokens.insert(0, rest)
+                i = 0
+                while i < len(tokens):
+                    status = tokens[i].strip().decode("utf-8", "replace")
+                    if not status:
+                        i += 1
+                        continue
+                    if status.startswith("R") and i + 2 < len(tokens) + 1:
+                        old = tokens[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(tokens) else ""
+                        new = tokens[i + 2].decode("utf-8", "surrogateescape") if i + 2 < len(tokens) else ""
+                        changes.append(("R", old, new))
+                        i += 3
+                    elif status.startswith("D"):
+                        old = tokens[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(tokens) else ""
+                        changes.append(("D", old, None))
+                        i += 2
+                    else:
+                        i += 2
+                entries.append((sha, changes))
+        self._log = entries
+        self._log_anchors = frozenset(anchors)
+        self._after.clear()
+
+    def _commits_after(self, anchor: str) -> set[str] | None:
+        if anchor not in self._after:
+            try:
+                out = self.repo._run(["rev-list", self.head, f"^{anchor}", "--"])
+                self._after[anchor] = set(out.decode().split())
+            except GitError as exc:
+                self.errors.append(str(exc))
+                self._after[anchor] = None
+        return self._after[anchor]
+
+    def prepare(self, anchors: Iterable[str]) -> None:
+        """Read the history once for every anchor that will be followed from (optional: the
+        first :meth:`follow` reads it for its own anchor otherwise)."""
+        anchors = sorted(set(a for a in anchors if a))
+        if anchors:
+            self._read_log(sorted(set(anchors) | set(self._log_anchors)))
+
+    def follow(self, anchor: str, path: str) -> Trail:
+        """``path`` (a file at ``anchor``) followed to HEAD through renames and deletions.
+
+        A rename chain ending at a path that exists at HEAD gives that path; a deletion (and no
+        later rename of the same path) gives ``path=None`` with the deleting commit as the last
+        step; a path never touched in between stays itself."""
+        if anchor not in self._log_anchors:
+            self._read_log(sorted(self._log_anchors | {anchor}))
+        after = self._commits_after(anchor)
+        cur: str | None = path
+        steps: list[Step] = []
+        for sha, changes in self._log or ():
+            if after is not None and sha not in after:
+                continue
+            for kind, old, new in changes:
+                if cur is not None and old == cur:
+                    steps.append(Step(sha, kind, old, new))
+                    cur = new
+                    break
+            if cur is None:
+                break
+        return Trail(path, cur, tuple(steps))
+
+    def deleting_commit(self, anchor: str, path: str) -> str | None:
+        """The commit (after ``anchor``) that deleted or renamed ``path``, if history shows one."""
+        trail = self.follow(anchor, path)
+        return trail.steps[0].commit if trail.steps else None
