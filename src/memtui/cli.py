@@ -442,6 +442,34 @@ def _fix_clock(now: str | None):
 
 
 @app.command()
+def lint(
+    files: Annotated[list[Path], typer.Argument(help="Memory files to check (CLAUDE.md, AGENTS.md, rules...).")],
+    repo: Annotated[Path, typer.Option("--repo", help="The git checkout the files describe.")] = Path("."),
+    fmt: Annotated[str, typer.Option("--format", help="text | json | github")] = "text",
+    suggest: Annotated[bool, typer.Option("--suggest", help="Print a unified diff that rewrites moved paths.")] = False,
+) -> None:
+    """Check the paths, folders and symbols memory files name against the checkout's HEAD, without a
+    store. Exit 1 when a reference went stale (moved or deleted since its line was written)."""
+    from memtui.maintenance.lint import LintError, format_findings, lint_files, suggest_diff
+
+    if fmt not in ("text", "json", "github"):
+        raise _fail(f"--format must be text, json or github, not {fmt!r}", 2)
+    try:
+        findings = lint_files(list(files), repo)
+    except LintError as exc:
+        raise _fail(str(exc), 2)
+    text = format_findings(findings, fmt)
+    if text:
+        _echo(text)
+    if suggest:
+        diff = suggest_diff(findings, repo)  # printed, never applied
+        if diff:
+            typer.echo(visible(diff), nl=False)
+    if any(f.kind == "stale" for f in findings):
+        raise typer.Exit(1)
+
+
+@app.command()
 def maintain(
     repo: Annotated[Optional[str], typer.Option("--repo", help="A registered repository's checkout folder or name "
                                                  "(default: every registered repository).")] = None,

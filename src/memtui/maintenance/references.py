@@ -134,13 +134,13 @@ class _Checker:
                                "medium")
         if kind == "glob":
             return self.check_glob(ev, w, path, at)
+        if self.head_tree.exists(path) and (not at.exists(path) or self.head_tree.is_dir(path) == at.is_dir(path)):
+            return self.result(ev, "valid", "exists", f"{w} exists at HEAD", "none", path)
         if not at.exists(path):
             return self.result(ev, "unresolvable", "reference_unresolvable",
                                f"{w} did not exist at {_short(anchor)} (never existed, not stale)", "low")
         folder = at.is_dir(path)
         noun = "folder" if folder else "file"
-        if self.head_tree.exists(path) and self.head_tree.is_dir(path) == folder:
-            return self.result(ev, "valid", "exists", f"{w} exists at HEAD", "none", path)
         new, commit, how = (self._folder_move(anchor, path, at) if folder else self._file_move(anchor, path, at))
         if new is not None:
             where = f" in {_short(commit)}" if commit else ""

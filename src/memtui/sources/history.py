@@ -222,3 +222,21 @@ class History:
         """The commit (after ``anchor``) that deleted or renamed ``path``, if history shows one."""
         trail = self.follow(anchor, path)
         return trail.steps[0].commit if trail.steps else None
+
+
+def blame_commits(repo: GitRepo, path: str) -> dict[int, str]:
+    """For each 1-based line of the working-tree file ``path`` (repository-relative), the commit
+    that last changed it; lines not committed yet are left out. One ``git blame --porcelain``
+    process; an untracked file gives ``{}``."""
+    try:
+        out = repo._run(["blame", "--porcelain", "--", path])
+    except GitError:
+        return {}
+    found: dict[int, str] = {}
+    for line in out.split(b"\n"):
+        parts = line.split(b" ")
+        if len(parts) >= 3 and len(parts[0]) == 40 and parts[1].isdigit() and parts[2].isdigit():
+            sha = parts[0].decode()
+            if sha != "0" * 40:
+                found[int(parts[2])] = sha
+    return found
