@@ -1,0 +1,240 @@
+"""Revalidation on real repositories, against hand labels (issue 8, "Evaluation on real repositories").
+
+    .venv/bin/python bench/real_repos.py MIRRORS_DIR [--corpus bench/corpus] [--only NAME] [--details]
+
+For each labelled repository in ``bench/corpus/*.yaml`` (written by hand, checked with git, before
+memtui was run on it): clone the mirror (``MIRRORS_DIR/owner+name/…``, as ``fetch`` leaves it)
+into a temp folder at ``oldCommit``; ``memtui import MEMORYFILE --repo .`` (whole processes, the
+production path); move the code to ``headCommit`` with the memory file left as written (a commit
+on top of HEAD restoring the file's old text); ``memtui maintain``; then read the store and score
+every labelled reference (line, text):
+
+* held — a memory whose own line span covers the line holds evidence naming the reference
+  (``target`` equal to the text, or its path equal to / ending with it);
+* flagged — that evidence is ``changed`` or ``deleted`` (what sends the memory to review);
+  for stale / moved labels the reason must also name the reference.
+
+Prints one JSON object: ``stale_recall`` (stale + moved labels flagged with a reason naming
+them), ``false_flag_rate`` (valid labels flagged), ``moves_named`` (moved labels reported with
+the right new path), ``lines_lost`` (labelled references no memory holds), ``never_existed_flagged``,
+``example_flagged``, ``seconds`` per repository and per-repository counts; ``--details`` adds
+each miss. Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+GIT_ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+MEMTUI = [sys.executable, "-m", "memtui"]
+
+
+def say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def find_mirror(mirrors: Path, repo: str, listed: dict[str, str]) -> Path | None:
+    if repo in listed and Path(listed[repo]).exists():
+        return Path(listed[repo])
+    base = mirrors / repo.replace("/", "+")
+    for cand in (base / "repo", base):
+        if (cand / "HEAD").exists() or (cand / ".git").exists():
+            return cand
+    hits = sorted(base.glob("**/HEAD")) if base.exists() else []
+    return hits[0].parent if hits else None
+
+
+def memtui(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**GIT_ENV, "PYTHONPATH": str(ROOT / "src"), "MEMTUI_ACTOR": "bench"}
+    return subprocess.run([*MEMTUI, *args], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def run_one(spec: dict, mirror: Path, tmp: Path) -> dict:
+    work = tmp / "work"
+    db = tmp / "memtui.db"
+    t0 = time.perf_counter()
+    git(tmp, "clone", "-q", "--no-checkout", "--shared", str(mirror), str(work))
+    git(work, "checkout", "-q", "--detach", spec["oldCommit"])
+    memfile = spec["memoryFile"]
+    name = spec["repo"].split("/")[-1]
+    imp = memtui("--db", str(db), "import", memfile, "--repo", ".", "--repository-id", name, cwd=work)
+    if imp.returncode != 0:
+        raise RuntimeError(f"import failed: {imp.stderr.strip()[-500:]}")
+    t_import = time.perf_counter() - t0
+    old_text = git(work, "show", f"{spec['oldCommit']}:{memfile}")
+    git(work, "checkout", "-q", "--detach", spec["headCommit"])
+    target = work / memfile
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(old_text)
+    git(work, "add", "-f", memfile)
+    if git(work, "status", "--porcelain", "--", memfile).strip():
+        git(work, "commit", "-q", "--no-verify", "--no-gpg-sign", "-m", "memory file as it was written")
+    t1 = time.perf_counter()
+    mt = memtui("--db", str(db), "maintain", "--only", "revalidate", "--repo", name, cwd=work)
+    if mt.returncode != 0:
+        raise RuntimeError(f"maintain failed: {mt.stderr.strip()[-500:]}")
+    t_maintain = time.perf_counter() - t1
+    return {"db": db, "import_seconds": t_import, "maintain_seconds": t_maintain,
+            "maintain_out": mt.stdout.strip().splitlines()[-1:] if mt.stdout else []}
+
+
+def load_store(db: Path, memfile: str):
+    from sqlmodel import Session, select
+
+    from memtui.store.engine import open_store
+    from memtui.store.models import Evidence, Memory
+
+    engine = open_store(str(db))
+    with Session(engine) as s:
+        memories = {m.memory_id: m.state for m in s.exec(select(Memory))}
+        rows = list(s.exec(select(Evidence).order_by(Evidence.memory_id, Evidence.ordinal)))
+    engine.dispose()
+    spans: dict[str, tuple[int, int]] = {}
+    evidence: dict[str, list] = {}
+    for e in rows:
+        evidence.setdefault(e.memory_id, []).append(e)
+        if e.memory_id not in spans and e.path == memfile and e.line_start is not None and e.ref not in ("mention", "example"):
+            spans[e.memory_id] = (e.line_start, e.line_end or e.line_start)
+    return memories, spans, evidence
+
+
+def names(e, text: str) -> bool:
+    t = text.strip().strip("`")
+    bare = t.rstrip("/")
+    if (e.target or "").strip().strip("`") in (t, bare) or (e.symbol and e.symbol in (t, t.rstrip("()"))):
+        return True
+    p = (e.path or "").rstrip("/")
+    return bool(p) and bare and "/" in bare and (p == bare or p.endswith("/" + bare))
+
+
+def score(spec: dict, memories, spans, evidence) -> dict:
+    counts = {k: 0 for k in ("valid", "moved", "stale", "never-existed", "example")}
+    hit = {"stale_flagged": 0, "valid_flagged": 0, "moved_named": 0, "lost": 0, "never_flagged": 0,
+           "example_flagged": 0}
+    misses: list[str] = []
+    for ref in spec.get("references") or []:
+        label, line, text = ref["label"], int(ref["line"]), str(ref["text"])
+        counts[label] = counts.get(label, 0) + 1
+        holders = [mid for mid, (a, b) in spans.items() if a <= line <= b]
+        evs = [e for mid in holders for e in evidence.get(mid, []) if e.ref in ("mention", "example") and names(e, text)]
+        if not evs:
+            hit["lost"] += 1
+            misses.append(f"lost {label} line {line} {text!r}")
+            continue
+        flagged = [e for e in evs if e.status in ("changed", "deleted", "unverifiable")]
+        if label in ("stale", "moved"):
+            named = [e for e in flagged if e.status in ("changed", "deleted")
+                     and (text.strip("`/") in (e.status_reason or "") or (e.path or "~") in (e.status_reason or ""))]
+            if named:
+                hit["stale_flagged"] += 1
+            else:
+                misses.append(f"missed {label} line {line} {text!r}: " + "; ".join(
+                    f"{e.status}/{e.reason_code}: {e.status_reason}" for e in evs))
+            if label == "moved":
+                want = str(ref.get("newPath") or "").rstrip("/")
+                if any(e.reason_code == "path_moved" and (e.current_path or "").rstrip("/") == want for e in flagged) or \
+                        any(e.status == "valid" and e.reason_code == "symbol_relocated" and e.current_path == want
+                            for e in evs):
+                    hit["moved_named"] += 1
+                else:
+                    misses.append(f"move not named line {line} {text!r} -> {want}: " + "; ".join(
+                        f"{e.status}/{e.reason_code}/{e.current_path}" for e in evs))
+        elif flagged:
+            key = {"valid": "valid_flagged", "never-existed": "never_flagged", "example": "example_flagged"}[label]
+            hit[key] += 1
+            misses.append(f"false flag ({label}) line {line} {text!r}: " + "; ".join(
+                f"{e.status}/{e.reason_code}: {e.status_reason}" for e in flagged))
+    flags = sum(1 for mid in memories if memories[mid] in ("needs_review", "invalidated"))
+    return {"counts": counts, **hit, "memories": len(memories), "memories_flagged": flags, "misses": misses}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("mirrors", type=Path)
+    ap.add_argument("--corpus", type=Path, default=ROOT / "bench" / "corpus")
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--details", action="store_true")
+    args = ap.parse_args()
+    listed = {}
+    mf = args.corpus / "MIRRORS.txt"
+    if mf.exists():
+        for line in mf.read_text().splitlines():
+            parts = line.split()
+            if len(parts) >= 2:
+                listed[parts[0]] = parts[1]
+    per_repo = {}
+    totals = {"stale": 0, "moved": 0, "valid": 0, "never-existed": 0, "example": 0, "stale_flagged": 0,
+              "valid_flagged": 0, "moved_named": 0, "lost": 0, "never_flagged": 0, "example_flagged": 0, "refs": 0}
+    for path in sorted(args.corpus.glob("*.yaml")):
+        spec = yaml.safe_load(path.read_text())
+        if args.only and args.only not in spec["repo"]:
+            continue
+        mirror = find_mirror(args.mirrors, spec["repo"], listed)
+        if mirror is None:
+            say(f"{spec['repo']}: no mirror under {args.mirrors}; skipped")
+            per_repo[spec["repo"]] = {"skipped": "no mirror"}
+            continue
+        say(f"{spec['repo']}: {spec['oldCommit'][:7]} -> {spec['headCommit'][:7]}")
+        tmp = Path(tempfile.mkdtemp(prefix="memtui-real-"))
+        try:
+            t0 = time.perf_counter()
+            run = run_one(spec, mirror, tmp)
+            memories, spans, evidence = load_store(run["db"], spec["memoryFile"])
+            result = score(spec, memories, spans, evidence)
+            result["seconds"] = round(time.perf_counter() - t0, 2)
+            result["import_seconds"] = round(run["import_seconds"], 2)
+            result["maintain_seconds"] = round(run["maintain_seconds"], 2)
+        except Exception as exc:  # one broken repository does not stop the corpus
+            per_repo[spec["repo"]] = {"error": str(exc)}
+            say(f"  error: {exc}")
+            continue
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        for k, v in result["counts"].items():
+            totals[k] = totals.get(k, 0) + v
+            totals["refs"] += v
+        for k in ("stale_flagged", "valid_flagged", "moved_named", "lost", "never_flagged", "example_flagged"):
+            totals[k] += result[k]
+        if not args.details:
+            result.pop("misses")
+        per_repo[spec["repo"]] = result
+    gone = totals["stale"] + totals["moved"]
+    out = {
+        "repositories": len([r for r in per_repo.values() if "counts" in r]),
+        "references": totals["refs"],
+        "labels": {k: totals[k] for k in ("valid", "moved", "stale", "never-existed", "example")},
+        "stale_recall": round(totals["stale_flagged"] / gone, 3) if gone else None,
+        "false_flag_rate": round(totals["valid_flagged"] / totals["valid"], 3) if totals["valid"] else None,
+        "moves_named": round(totals["moved_named"] / totals["moved"], 3) if totals["moved"] else None,
+        "lines_lost": totals["lost"],
+        "never_existed_flagged": totals["never_flagged"],
+        "example_flagged": totals["example_flagged"],
+        "targets": {"stale_recall": 0.95, "false_flag_rate": 0.05, "moves_named": 0.9, "lines_lost": 0},
+        "seconds": {repo: r.get("seconds") for repo, r in per_repo.items()},
+        "per_repository": per_repo,
+    }
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
