@@ -501,11 +501,17 @@ def maintain(
                                 "selected": r.selected, "updated": r.updated, "dryRun": r.dry_run,
                                 "summary": r.summary} for r in results], indent=2, default=str))
         return
+    from memtui.maintenance.runner import result_notes
+
     for r in results:
         where = f" {r.repository_id}" if r.repository_id else ""
         verb = "would update" if r.dry_run else "updated"
+        brief = {k: v for k, v in (r.summary or {}).items() if k not in ("couldNotCheck", "gitErrors")}
         _echo(f"{r.job_type}{where}: selected {r.selected}, {verb} {r.updated}"
-                   + (f"  {json.dumps(r.summary, default=str)}" if r.summary else ""))
+              + (f"  {json.dumps(brief, default=str)}" if brief else ""))
+        for note in result_notes(r):
+            if not note.startswith("skipped "):  # already said while running
+                _echo(f"  {note}")
 
 
 @app.command()

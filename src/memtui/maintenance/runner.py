@@ -23,6 +23,25 @@ class MaintenanceError(Exception):
     """Maintenance cannot start (unknown repository, missing checkout); the message says which."""
 
 
+def result_notes(result: JobResult) -> list[str]:
+    """What a reader of one job's result must not miss, one sentence each: a repository skipped,
+    evidence that could not be checked and why, git errors worked around, moved references and
+    references that never existed (issue 8, item 6). The CLI and the TUI both print these."""
+    s = result.summary or {}
+    notes: list[str] = []
+    if s.get("skipped"):
+        notes.append(f"skipped {result.repository_id}: {s['skipped']}")
+    for line in s.get("couldNotCheck") or []:
+        notes.append(f"could not check {line}")
+    for err in s.get("gitErrors") or []:
+        notes.append(f"git: {err}")
+    if s.get("moved"):
+        notes.append(f"{s['moved']} named reference(s) moved: the memories wait in the queue with the new path")
+    if s.get("unresolvable"):
+        notes.append(f"{s['unresolvable']} named reference(s) never existed (low-severity notes in the report)")
+    return notes
+
+
 def _select_repositories(engine: Engine, repo: str | None) -> list[tuple[str, str | None]]:
     repos = [(rid, path) for rid, _tenant, path in list_repositories(engine)]
     if repo is None:

@@ -38,7 +38,7 @@ class MaintenanceScreen(ModalScreen[bool]):
     def run_maintenance(self) -> None:
         """Run every maintenance job in a thread; progress and the result are posted back to the screen."""
         from memtui.clock import utcnow
-        from memtui.maintenance.runner import MaintenanceError, maintain
+        from memtui.maintenance.runner import MaintenanceError, maintain, result_notes
 
         call = self.app.call_from_thread
         try:
@@ -53,6 +53,8 @@ class MaintenanceScreen(ModalScreen[bool]):
         for r in results:
             where = f" {r.repository_id}" if r.repository_id else ""
             lines.append(f"{r.job_type}{where}: looked at {r.selected}, updated {r.updated}\n")
+            for note in result_notes(r):
+                lines.append(f"  {visible(note)}\n", style="yellow")
             changed = changed or r.updated > 0
         call(self._finish, lines, changed)
 
