@@ -118,6 +118,8 @@ def import_(
                                                  "(evidence is anchored at its HEAD).")] = None,
     repository_id: Annotated[Optional[str], typer.Option("--repository-id", help="Repository scope of the "
                                                          "imported candidates (default: the checkout's name).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every line read but not imported "
+                                          "(blank lines aside), with why.")] = False,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Import records: the design's shapes (YAML/JSON/JSONL) and the formats agents write (CLAUDE.md,
@@ -149,6 +151,16 @@ def import_(
           f"rejected {len(report.rejected)}" + (", " + ", ".join(extra) if extra else ""))
     for w in getattr(report, "warnings", []) or []:
         _echo(f"  warning: {w}")
+    skipped = getattr(report, "skipped", []) or []
+    if skipped:
+        from collections import Counter
+
+        counts = Counter(why for _, _, why in skipped)
+        _echo(f"  skipped {len(skipped)} lines: " + ", ".join(f"{why} {n}" for why, n in counts.most_common()))
+        if verbose:
+            for source, line, why in skipped:
+                if why != "blank":
+                    _echo(f"  skipped: {source}:{line}: {why}")
     for err in report.rejected:
         _echo(f"  rejected: {err}")
     if report.rejected and not report.imported and not report.unchanged:
@@ -233,7 +245,8 @@ def _detail_dict(d) -> dict:
              "reasonCode": e.reason_code, "reason": e.status_reason}
             for e in d.evidence
         ],
-        "revalidation": {"status": d.revalidation_status, "reasons": list(d.revalidation_reasons)}
+        "revalidation": {"status": d.revalidation_status, "reasons": list(d.revalidation_reasons),
+                         "proposedStatement": d.proposed_statement}
         if d.revalidation_status else None,
     }
 
@@ -278,6 +291,9 @@ def show(
         _echo(f"  revalidation: {d.revalidation_status}")
         for r in d.revalidation_reasons:
             _echo(f"    - {r}")
+    if d.proposed_statement:
+        _echo(f"  proposed edit (memtui edit {d.memory_id} --proposed):")
+        _echo(f"    {d.proposed_statement}")
 
 
 @app.command()
@@ -439,6 +455,32 @@ def _fix_clock(now: str | None):
             raise _fail(f"--now: {exc}", 2)
         os.environ["MEMTUI_NOW"] = now
     return utcnow()
+
+
+@app.command()
+def edit(
+    memory_id: Annotated[str, typer.Argument(help="The memory whose statement to edit.")],
+    proposed: Annotated[bool, typer.Option("--proposed", help="Take revalidation's proposed statement "
+                                           "(moved paths rewritten).")] = False,
+    text: Annotated[Optional[str], typer.Option("--text", help="The new statement.")] = None,
+    expect_version: Annotated[Optional[int], typer.Option("--expect-version", help="Refuse if the memory "
+                                                          "is no longer at this version.")] = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Edit a memory's statement (recorded in its history); --proposed accepts revalidation's edit for
+    moved paths and points the moved references at their new paths. The memory keeps its state:
+    approve it afterwards."""
+    from memtui.domain.invariants import LifecycleError
+    from memtui.review.service import ReviewService
+
+    if proposed == (text is not None):
+        raise _fail("give exactly one of --proposed and --text", 2)
+    try:
+        out = ReviewService(_engine(db)).edit_statement(memory_id, _actor(actor, role), text=text,
+                                                        proposed=proposed, expected_version=expect_version)
+    except LifecycleError as exc:
+        raise _fail(str(exc))
+    _echo(f"{memory_id}: statement edited (event {out})")
 
 
 @app.command()

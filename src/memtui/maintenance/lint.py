@@ -18,6 +18,7 @@ import difflib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from memtui.maintenance.references import rewrite_reference
 from memtui.maintenance.revalidate import EvidenceRef, revalidate
 from memtui.sources.gitdiff import GitError, GitRepo
 from memtui.sources.history import blame_commits
@@ -146,17 +147,6 @@ def _locate(lines: list[str], first: int, written: str) -> tuple[int, int]:
     return first, 1
 
 
-def _rewrite(written: str, resolved: str | None, new_path: str) -> str:
-    """``written`` with the moved path put in, kept relative to the same base as before."""
-    if resolved and resolved.endswith(written):
-        base = resolved[:len(resolved) - len(written)]
-        if base and new_path.startswith(base):
-            return new_path[len(base):]
-    if written.endswith("/") and not new_path.endswith("/"):
-        return new_path + "/"
-    return new_path
-
-
 def _toplevel(repo_dir: Path) -> Path:
     try:
         return Path(GitRepo(repo_dir)._run(["rev-parse", "--show-toplevel"]).decode().strip())
@@ -181,7 +171,7 @@ def suggest_diff(findings: list[Finding], repo_dir: Path) -> str:
             text = new[f.line - 1]
             i = f.column - 1
             if text[i:i + len(f.reference)] == f.reference:
-                new[f.line - 1] = text[:i] + _rewrite(f.reference, f.resolved, f.new_path) + text[i + len(f.reference):]
+                new[f.line - 1] = text[:i] + rewrite_reference(f.reference, f.resolved, f.new_path) + text[i + len(f.reference):]
         out += difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}")
     return "".join(out)
 

@@ -35,7 +35,8 @@ from memtui.sources.gitdiff import GitError, GitRepo
 from memtui.sources.history import History, Tree, safe_repo_path
 from memtui.sources.symbols import language_for
 
-__all__ = ["is_named_reference", "is_example", "check_references", "glob_match", "written"]
+__all__ = ["is_named_reference", "is_example", "check_references", "glob_match", "written", "rewrite_reference",
+           "propose_statement"]
 
 _SYMBOL_TYPES = ("symbol",)
 _MAX_FOLDER_FILES = 200
@@ -316,3 +317,26 @@ def check_references(evs: Sequence[Any], repo: GitRepo, head: str, history: Hist
                 out[ev.evidence_id] = make_result(ev, "unverifiable", "check_failed",
                                                   f"{written(ev)} could not be checked: {exc}", "medium")
     return out
+
+
+def rewrite_reference(written_as: str, resolved: str | None, new_path: str) -> str:
+    """How the line should write a moved reference: ``new_path``, kept relative to the same base
+    as before (``routes/main.py`` resolved as ``api/routes/main.py`` and moved to
+    ``api/v2/routes/main.py`` becomes ``v2/routes/main.py``); a trailing ``/`` is kept."""
+    bare = written_as.rstrip("/")
+    out = new_path
+    if resolved and resolved.rstrip("/").endswith(bare):
+        base = resolved.rstrip("/")[:len(resolved.rstrip("/")) - len(bare)]
+        if base and new_path.startswith(base):
+            out = new_path[len(base):]
+    return out + "/" if written_as.endswith("/") and not out.endswith("/") else out
+
+
+def propose_statement(statement: str, moves: Sequence[tuple[str, str | None, str]]) -> str | None:
+    """``statement`` with each moved reference ``(written, resolved, new_path)`` rewritten, or
+    None when none of them appears in it literally."""
+    out = statement
+    for w, resolved, new in sorted(moves, key=lambda m: -len(m[0])):
+        if w and w in out:
+            out = out.replace(w, rewrite_reference(w, resolved, new))
+    return out if out != statement else None

@@ -20,6 +20,7 @@ from sqlmodel import Session, select
 
 from memtui.domain.states import is_allowed
 from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transaction
+from memtui.maintenance.references import propose_statement
 from memtui.maintenance.revalidate import EvidenceRef, MemoryVerdict, revalidate
 from memtui.review.lifecycle import transition
 from memtui.sources.gitdiff import GitRepo
@@ -123,6 +124,15 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
         to_load = [mid for mid, to in moves.items() if to is not None]
         loaded = {m.memory_id: m for ids in _chunks(to_load, 500)
                   for m in session.exec(select(Memory).where(Memory.memory_id.in_(ids)))}
+        # a statement edit for every memory whose named paths moved (issue 8, item 4)
+        moved_paths: dict[str, list[tuple[str, str | None, str]]] = defaultdict(list)
+        for check in outcome.checks:
+            if check.reason_code == "path_moved" and check.current_path:
+                row = rows[check.evidence_id]
+                moved_paths[row["memory_id"]].append((row["target"] or row["path"] or "", row["path"], check.current_path))
+        statements = {mid: st for ids in _chunks(sorted(moved_paths), 500) for mid, st in session.exec(
+            select(Memory.memory_id, Memory.statement).where(Memory.memory_id.in_(ids)))}
+        proposals = {mid: propose_statement(statements.get(mid) or "", mv) for mid, mv in moved_paths.items()}
         for n, verdict in enumerate(outcome.verdicts, start=1):
             mid = verdict.memory_id
             counts[verdict.outcome] += 1
@@ -137,6 +147,7 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
                                reason=f"revalidation: {codes}: " + "; ".join(verdict.reasons),
                                job_id=result.job_id, evidence=by_memory.get(mid, []))
             values = _result_values(verdict)
+            values["proposed_statement"] = proposals.get(mid)
             prev = previous.get(mid)
             if prev is None:
                 inserts.append({"memory_id": mid, "job_id": result.job_id, "checked_at": now, **values})

@@ -108,7 +108,8 @@ def revalidation_report(engine: Engine, now: datetime) -> dict[str, Any]:
     return {"generatedAt": iso(now), "revalidations": [
         {"memoryId": r.memory_id, "status": r.status, "severity": r.severity, "reasons": list(r.reasons),
          "reasonCodes": list(r.reason_codes), "currentEvidence": list(r.current_evidence),
-         "recommendedAction": r.recommended_action}
+         "recommendedAction": r.recommended_action,
+         **({"proposedStatement": r.proposed_statement} if r.proposed_statement else {})}
         for r in rows.values()]}
 
 

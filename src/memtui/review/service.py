@@ -97,6 +97,54 @@ class ReviewService:
         except StaleDataError as exc:
             raise DecisionError(f"{memory_id} was changed by someone else meanwhile; look again") from exc
 
+    def edit_statement(self, memory_id: str, actor: Actor, *, text: str | None = None, proposed: bool = False,
+                       expected_version: int | None = None) -> str:
+        """Edit a memory's statement in one transaction and record it in the history (from = to state).
+
+        ``proposed``: take revalidation's proposed statement (named paths that moved rewritten)
+        and point those references at their new paths; else ``text``. Returns the event id.
+        Raises MemoryNotFound or DecisionError (nothing proposed, empty text, a changed version)."""
+        from memtui.review.lifecycle import record_note
+        from memtui.store.models import Evidence
+
+        with Session(self.engine) as session, session.begin():
+            memory = session.get(Memory, memory_id)
+            if memory is None:
+                raise MemoryNotFound(memory_id)
+            if expected_version is not None and memory.version != expected_version:
+                raise DecisionError(f"{memory_id} changed since you saw it (version {expected_version}, "
+                                    f"now {memory.version}); look again before editing")
+            moved: list[Evidence] = []
+            if proposed:
+                reval = session.get(Revalidation, memory_id)
+                if reval is None or not reval.proposed_statement:
+                    raise DecisionError(f"{memory_id} has no proposed edit (nothing it names has moved)")
+                text = reval.proposed_statement
+                moved = [e for e in load_evidence(session, memory_id)
+                         if e.reason_code == "path_moved" and e.current_path]
+            text = (text or "").strip()
+            if not text:
+                raise DecisionError("the new statement is empty")
+            if text == memory.statement:
+                raise DecisionError(f"{memory_id} already says that")
+            old = memory.statement
+            memory.statement = text
+            session.add(memory)
+            for e in moved:  # the line now names the new path: check it from HEAD on
+                from memtui.maintenance.references import rewrite_reference
+
+                if e.target:
+                    e.target = rewrite_reference(e.target, e.path, e.current_path)
+                e.path, e.commit_sha = e.current_path, e.current_commit or e.commit_sha
+                e.status, e.reason_code, e.status_reason = "valid", "exists", "rewritten by the accepted edit"
+                session.add(e)
+            if proposed:
+                reval.proposed_statement = None
+                session.add(reval)
+            why = "statement edited" + (" (revalidation's proposal: moved paths)" if proposed else "")
+            event = record_note(session, memory, actor, f"{why}: {old!r} -> {text!r}")
+            return event.event_id
+
     def undo(self, event_id: str, actor: Actor, comment: str | None = None) -> DecisionOutcome:
         """Reverse the decision recorded as ``event_id`` with a compensating event (never a deletion).
 
@@ -212,6 +260,7 @@ class ReviewService:
                 version=m.version, evidence=evidence,
                 revalidation_status=reval.status if reval else None,
                 revalidation_reasons=tuple(reval.reasons) if reval else (),
+                proposed_statement=reval.proposed_statement if reval else None,
             )
 
     def history(self, memory_id: str) -> list[EventView]:

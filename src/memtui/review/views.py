@@ -143,6 +143,7 @@ class MemoryDetailView:
     evidence: tuple[EvidenceView, ...] = field(default_factory=tuple)
     revalidation_status: str | None = None
     revalidation_reasons: tuple[str, ...] = ()
+    proposed_statement: str | None = None  # revalidation's edit when a named path moved
 
 
 @dataclass(frozen=True)

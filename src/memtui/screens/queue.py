@@ -63,6 +63,7 @@ class QueueScreen(Screen):
         Binding("r", "decide('needs-review')", "Needs review", id="queue.needs_review"),
         Binding("u", "undo", "Undo", id="queue.undo"),
         Binding("e", "evidence", "Evidence", id="queue.evidence"),
+        Binding("E", "accept_edit", "Accept edit", show=False, id="queue.accept_edit"),
         Binding("d", "app.duplicates", "Duplicates", id="queue.duplicates"),
         Binding("c", "app.conflicts", "Conflicts", id="queue.conflicts"),
         Binding("p", "app.compaction", "Compaction", id="queue.compaction"),
@@ -346,6 +347,36 @@ class QueueScreen(Screen):
         text.append(f"    loaded {len(self._order)}", style="dim")
         text.append(f"    reviewer {visible(self.app.actor.id)} ({self.app.actor.role})", style="dim")
         self.query_one("#counter", Static).update(text)
+
+    def action_accept_edit(self) -> None:
+        """Accept revalidation's proposed statement for the highlighted memory (moved paths
+        rewritten); the memory keeps its state, so approve it next."""
+        memory_id = self._current_id()
+        if memory_id is None or self._pending:
+            self.app.bell()
+            return
+        self._pending = True
+        self.run_edit(memory_id, self._items[memory_id].version)
+
+    @work(thread=True, group="decide")
+    def run_edit(self, memory_id: str, version: int) -> None:
+        """Apply the proposed edit through the review service (the same one ``memtui edit`` uses)."""
+        from memtui.domain.invariants import LifecycleError
+        from memtui.review.lifecycle import MemoryNotFound
+
+        try:
+            self.service.edit_statement(memory_id, self.app.actor, proposed=True, expected_version=version)
+        except (LifecycleError, MemoryNotFound) as exc:
+            self.app.call_from_thread(self._decision_refused, str(exc), self.service.queue_item(memory_id))
+            return
+        item, detail = self.service.queue_item(memory_id), self.service.detail(memory_id)
+        self.app.call_from_thread(self._edited, item, detail)
+
+    def _edited(self, item: QueueItemView, detail) -> None:
+        self._pending = False
+        self._refresh_row(item)
+        self.query_one("#detail", MemoryDetail).show_memory(detail)
+        self.notify("Statement edited to the proposal; approve it with a.", title="Edited", markup=False)
 
     def action_evidence(self) -> None:
         """Open the highlighted memory's evidence: recorded span beside the span at HEAD."""

@@ -176,6 +176,9 @@ class Revalidation(SQLModel, table=True):
     current_evidence: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
     recommended_action: str = Field(max_length=40)
     checked_at: datetime
+    # the statement with every moved path it names rewritten to the new path (issue 8), for the
+    # reviewer to accept as an edit; None when nothing it names moved
+    proposed_statement: Optional[str] = Field(default=None, sa_column=sa.Column(sa.Text, nullable=True))
 
 
 class UsageEvent(SQLModel, table=True):

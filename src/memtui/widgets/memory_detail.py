@@ -97,6 +97,9 @@ def render_detail(d: MemoryDetailView) -> list[Text]:
         lines.append(Text(""))
         lines.append(Text(f"Revalidation: {d.revalidation_status}", style="bold yellow"))
         lines.extend(Text("  • " + visible(r), style="yellow") for r in d.revalidation_reasons)
+    if d.proposed_statement:
+        lines.append(Text("Proposed edit (E accepts it):", style="bold cyan"))
+        lines.append(Text("  " + visible(d.proposed_statement), style="cyan"))
     lines.append(Text(""))
     lines.append(Text(f"Evidence ({len(d.evidence)})", style="bold underline"))
     if not d.evidence:
