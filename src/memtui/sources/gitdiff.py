@@ -506,3 +506,41 @@ class GitRepo:
                                         text=data.decode("utf-8", "surrogateescape"),
                                         binary=b"\0" in data[:8000])
         return result
+
+    # -- trees --------------------------------------------------------------------------------
+
+    def ls_files(self, rev: str) -> set[str]:
+        """The paths of the files in the tree of ``rev`` (empty when ``rev`` is unknown). One process."""
+        if not rev or not _REV_RE.match(rev):
+            return set()
+        out = self._run(["ls-tree", "-r", "-z", "--name-only", rev], check=False)
+        return {_decode_path(p) for p in out.split(b"\0") if p}
+
+    def toplevel(self) -> Path | None:
+        """The top-level folder of the work tree holding ``checkout``, or None outside one. One process."""
+        out = self._run(["rev-parse", "--show-toplevel"], check=False).decode("utf-8", "surrogateescape").strip()
+        return Path(out).resolve() if out else None
+
+    def grep_files(self, rev: str, words: Sequence[str], pathspecs: Sequence[str] = ()) -> set[str]:
+        """Paths at ``rev`` whose text contains any of ``words`` as a whole word (fixed strings,
+        case-sensitive; binary files skipped): ``git grep -z -l -I -w -F -e w1 -e w2 ... REV --
+        pathspecs``. ``pathspecs`` are ordinary git pathspecs (not literal: ``*.py`` matches at
+        any depth). One process (none without usable words). Empty set when nothing matches or
+        ``rev`` is unknown; files whose blobs git cannot read are left out."""
+        words = [w for w in dict.fromkeys(words) if w and "\n" not in w and "\r" not in w]
+        if not words or not rev or not _REV_RE.match(rev):
+            return set()
+        with self._lock:
+            self.git_processes += 1
+        args = [self.git, "-C", str(self.checkout), "-c", "core.quotepath=off", "grep", "-z", "-l",
+                "-I", "-w", "-F", "--no-color", "--no-recurse-submodules"]
+        for w in words:
+            args += ["-e", w]
+        args += [rev, "--", *pathspecs]
+        try:
+            proc = subprocess.run(args, capture_output=True, env=self._env)
+        except OSError as exc:
+            raise GitError(f"{self.checkout}: cannot run git: {exc}") from exc
+        prefix = rev.encode() + b":"
+        return {_decode_path(p[len(prefix):] if p.startswith(prefix) else p)
+                for p in proc.stdout.split(b"\0") if p}

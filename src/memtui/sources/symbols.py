@@ -1,11 +1,23 @@
 """Symbol and call lookup in source text with py-tree-sitter and per-language grammar packages.
 
 Languages are chosen by file extension: ``.java`` (tree_sitter_java), ``.py``/``.pyi``
-(tree_sitter_python). Other files have no symbols (lookups return ``None`` / empty).
+(tree_sitter_python), ``.ts``/``.mts``/``.cts`` and ``.tsx`` (tree_sitter_typescript),
+``.js``/``.mjs``/``.cjs``/``.jsx`` (tree_sitter_javascript), ``.go`` (tree_sitter_go), ``.rs``
+(tree_sitter_rust). Other files have no symbols (lookups return ``None`` / empty).
 
-Symbols are named by their dotted qualified name inside the file: ``RuleRegistry``,
-``RuleRegistry.resolve``, ``Outer.Inner.method``; Python ``Class.method``, ``function``,
-``outer.inner``. A lookup name matches a symbol when it is a dotted suffix of its qualified
+Symbols are definitions only, named by their dotted qualified name inside the file:
+``RuleRegistry``, ``RuleRegistry.resolve``, ``Outer.Inner.method``; Python ``Class.method``,
+``function``, ``outer.inner``; TS/JS classes, interfaces, type aliases, enums, namespaces,
+functions, class methods and fields holding functions (``Router.route``), top-level
+``const``s and function-valued ``let``/``var``s; Go functions, methods qualified by receiver
+type (``func (r *Router) Route()`` is ``Router.Route``), each ``type`` spec, interface methods
+(``Reader.Read``), top-level ``const``/``var`` names; Rust fns, structs, enums, unions,
+traits, type aliases, mods, consts, statics, ``macro_rules!``, methods of ``impl [Trait for]
+Type`` as ``Type.method`` (generics and paths stripped) and trait items as ``Trait.method``.
+Mentions in comments, strings or docs are never symbols. Calls (:meth:`SymbolIndex.call_sites`)
+are found in every language.
+
+A lookup name matches a symbol when it is a dotted suffix of its qualified
 name (``resolve`` finds ``RuleRegistry.resolve``); a Java name may also carry the file's
 package (``com.acme.order.validation.RuleRegistry.resolve``). With several matches the exact
 qualified name wins, then the shallowest, then the first in the file (Java overloads).
@@ -27,7 +39,10 @@ from memtui.domain.spans import split_lines
 __all__ = ["SymbolSpan", "SymbolIndex", "language_for", "find_symbol", "calls_in", "call_sites",
            "default_index"]
 
-_EXTENSIONS = {".java": "java", ".py": "python", ".pyi": "python"}
+_EXTENSIONS = {".java": "java", ".py": "python", ".pyi": "python",
+               ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
+               ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+               ".go": "go", ".rs": "rust"}
 
 _DECLS = {
     "java": ("class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
@@ -35,11 +50,39 @@ _DECLS = {
              "compact_constructor_declaration", "annotation_type_element_declaration",
              "enum_constant"),
     "python": ("class_definition", "function_definition"),
+    "typescript": ("class_declaration", "abstract_class_declaration", "interface_declaration",
+                   "type_alias_declaration", "enum_declaration", "function_declaration",
+                   "generator_function_declaration", "function_signature", "method_definition",
+                   "abstract_method_signature", "method_signature", "variable_declarator",
+                   "public_field_definition", "internal_module", "module"),
+    "javascript": ("class_declaration", "function_declaration", "generator_function_declaration",
+                   "method_definition", "variable_declarator", "field_definition"),
+    "go": ("function_declaration", "method_declaration", "type_spec", "type_alias", "method_elem",
+           "const_spec", "var_spec"),
+    "rust": ("function_item", "function_signature_item", "struct_item", "enum_item", "union_item",
+             "trait_item", "type_item", "mod_item", "const_item", "static_item", "macro_definition",
+             "associated_type"),
 }
+_DECLS["tsx"] = _DECLS["typescript"]
+# Ancestors whose names qualify the definitions inside them (Java/Python: every declaration).
+_SCOPES = {lang: frozenset(types) for lang, types in _DECLS.items()}
+_SCOPES["rust"] = _SCOPES["rust"] | {"impl_item"}
 _CALLS = {
     "java": "(method_invocation) @call (object_creation_expression) @new (method_reference) @ref",
     "python": "(call) @call",
+    "typescript": "(call_expression) @call (new_expression) @new",
+    "javascript": "(call_expression) @call (new_expression) @new",
+    "go": "(call_expression) @call",
+    "rust": "(call_expression) @call",
 }
+_CALLS["tsx"] = _CALLS["typescript"]
+_NAME_TYPES = frozenset({"identifier", "type_identifier", "property_identifier",
+                         "private_property_identifier", "field_identifier", "nested_identifier"})
+_FUNC_VALUES = frozenset({"arrow_function", "function_expression", "function",
+                          "generator_function", "class"})
+# Leading siblings that belong to a definition's span (TS/JS class-member decorators, Rust attributes).
+_LEADING = {"typescript": "decorator", "tsx": "decorator", "javascript": "decorator",
+            "rust": "attribute_item"}
 _DOTTED = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$")
 
 
@@ -56,7 +99,8 @@ class SymbolSpan:
 
 
 def language_for(path: str) -> str | None:
-    """The language of ``path`` by extension (``"java"``, ``"python"``), or ``None``."""
+    """The language of ``path`` by extension (``"java"``, ``"python"``, ``"typescript"``,
+    ``"tsx"``, ``"javascript"``, ``"go"``, ``"rust"``), or ``None``."""
     name = (path or "").rsplit("/", 1)[-1]
     dot = name.rfind(".")
     return _EXTENSIONS.get(name[dot:].lower()) if dot > 0 else None
@@ -68,10 +112,20 @@ class _Lang:
 
         if name == "java":
             import tree_sitter_java as grammar
-        else:
+        elif name == "python":
             import tree_sitter_python as grammar
+        elif name == "javascript":
+            import tree_sitter_javascript as grammar
+        elif name == "go":
+            import tree_sitter_go as grammar
+        elif name == "rust":
+            import tree_sitter_rust as grammar
+        else:
+            import tree_sitter_typescript as grammar
         self.name = name
-        self.language = Language(grammar.language())
+        self.language = Language(grammar.language_tsx() if name == "tsx" else
+                                 grammar.language_typescript() if name == "typescript" else
+                                 grammar.language())
         self.parser = Parser(self.language)
         self.decl_query = Query(self.language, "[" + " ".join(f"({t})" for t in _DECLS[name]) + "] @decl")
         self.call_query = Query(self.language, _CALLS[name])
@@ -105,6 +159,121 @@ def _lines_of(node) -> tuple[int, int]:
     end_row, end_col = node.end_point.row, node.end_point.column
     end = end_row if end_col == 0 and end_row > node.start_point.row else end_row + 1
     return start, end
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _ident(node) -> tuple[str, ...] | None:
+    """The dotted parts of a name node (``A.B`` of a TS ``nested_identifier``), or ``None`` for
+    anything that is not a plain identifier (strings, computed names, patterns)."""
+    if node is None or node.type not in _NAME_TYPES:
+        return None
+    return tuple(_text(node).replace(" ", "").split("."))
+
+
+def _type_base(node) -> str | None:
+    """The bare type name of a Go receiver / Rust ``impl`` type: ``*Router``, ``Router[T]``,
+    ``foo::Router<T>``, ``&mut Router`` all give ``"Router"``; ``None`` for other shapes."""
+    for _ in range(16):
+        if node is None:
+            return None
+        if node.type in ("type_identifier", "identifier", "field_identifier"):
+            return _text(node)
+        if node.type in ("scoped_type_identifier", "qualified_type"):
+            node = node.child_by_field_name("name")
+        elif node.type in ("generic_type", "reference_type", "parenthesized_type", "pointer_type"):
+            inner = node.child_by_field_name("type")
+            node = inner if inner is not None else (node.named_children[-1] if node.named_children else None)
+        else:
+            return None
+    return None
+
+
+def _top_level(decl) -> bool:
+    """Whether a TS/JS declaration statement sits at module level (possibly exported), or
+    directly in a namespace body."""
+    parent = decl.parent
+    if parent is not None and parent.type == "export_statement":
+        parent = parent.parent
+    if parent is None:
+        return False
+    return parent.type == "program" or (parent.type == "statement_block" and parent.parent is not None
+                                        and parent.parent.type in ("internal_module", "module"))
+
+
+def _def_names(lang: str, node) -> list[tuple[str, ...]]:
+    """Qualified-name parts a definition node contributes (several for ``var a, b``), ``[]``
+    when the node is not a definition here (object-literal method, local variable, ...)."""
+    t = node.type
+    if lang == "go":
+        if t == "method_declaration":
+            name = _ident(node.child_by_field_name("name"))
+            if name is None:
+                return []
+            recv = node.child_by_field_name("receiver")
+            params = [c for c in recv.named_children if c.type == "parameter_declaration"] if recv else []
+            base = _type_base(params[0].child_by_field_name("type")) if params else None
+            return [((base,) if base else ()) + name]
+        if t in ("const_spec", "var_spec"):
+            decl = node.parent
+            if decl is not None and decl.type == "var_spec_list":
+                decl = decl.parent
+            if decl is None or decl.parent is None or decl.parent.type != "source_file":
+                return []
+            return [n for n in (_ident(c) for c in node.children_by_field_name("name")) if n]
+    elif lang in ("typescript", "tsx", "javascript"):
+        if t == "variable_declarator":
+            name, value, decl = _ident(node.child_by_field_name("name")), node.child_by_field_name("value"), node.parent
+            if name is None or decl is None or not _top_level(decl):
+                return []
+            is_const = decl.type == "lexical_declaration" and decl.child_count > 0 \
+                and decl.children[0].type == "const"
+            return [name] if is_const or (value is not None and value.type in _FUNC_VALUES) else []
+        if t in ("method_definition", "abstract_method_signature", "method_signature"):
+            if node.parent is None or node.parent.type not in ("class_body", "interface_body"):
+                return []
+        elif t in ("public_field_definition", "field_definition"):
+            value = node.child_by_field_name("value")
+            if value is None or value.type not in _FUNC_VALUES:
+                return []
+            name = _ident(node.child_by_field_name("name") or node.child_by_field_name("property"))
+            return [name] if name else []
+    name = _ident(node.child_by_field_name("name"))
+    return [name] if name else []
+
+
+def _scope_names(lang: str, node) -> tuple[str, ...]:
+    """The qualifier an enclosing node gives the definitions inside it (``()`` for none)."""
+    if node.type == "impl_item":
+        base = _type_base(node.child_by_field_name("type"))
+        return (base,) if base else ()
+    names = _def_names(lang, node)
+    return names[0] if names else ()
+
+
+def _span_of(lang: str, node) -> tuple[int, int]:
+    """1-based inclusive lines of a (non Java/Python) definition: a lone declarator/spec spans its
+    whole declaration statement, ``export``/``declare`` wrappers are included, and so are
+    leading TS/JS member decorators and Rust attributes."""
+    span = node
+    parent = node.parent
+    if node.type == "variable_declarator" and parent is not None \
+            and sum(c.type == "variable_declarator" for c in parent.named_children) == 1:
+        span, parent = parent, parent.parent
+    elif lang == "go" and node.type in ("type_spec", "type_alias", "const_spec", "var_spec") \
+            and parent is not None and parent.type in ("type_declaration", "const_declaration", "var_declaration") \
+            and len(parent.named_children) == 1:
+        span, parent = parent, parent.parent
+    if parent is not None and parent.type in ("export_statement", "ambient_declaration"):
+        span = parent
+    first = span
+    leading = _LEADING.get(lang)
+    prev = span.prev_named_sibling
+    while leading and prev is not None and prev.type == leading:
+        first, prev = prev, prev.prev_named_sibling
+    return _lines_of(first)[0], _lines_of(span)[1]
 
 
 class SymbolIndex:
@@ -145,6 +314,9 @@ class SymbolIndex:
         symbols: list[_Symbol] = []
         captures = QueryCursor(lang.decl_query).captures(tree.root_node).get("decl", [])
         for node in sorted(captures, key=lambda n: (n.start_byte, -n.end_byte)):
+            if lang_name not in ("java", "python"):
+                self._add_definitions(lang_name, node, symbols)
+                continue
             name = _name_of(node)
             if not name:
                 continue
@@ -177,6 +349,22 @@ class SymbolIndex:
         if len(self._cache) > self.maxsize:
             self._cache.popitem(last=False)
         return parsed
+
+    @staticmethod
+    def _add_definitions(lang: str, node, symbols: list[_Symbol]) -> None:
+        names = _def_names(lang, node)
+        if not names:
+            return
+        scopes = _SCOPES[lang]
+        qual: tuple[str, ...] = ()
+        parent = node.parent
+        while parent is not None:
+            if parent.type in scopes:
+                qual = _scope_names(lang, parent) + qual
+            parent = parent.parent
+        start, end = _span_of(lang, node)
+        for name in names:
+            symbols.append(_Symbol(qual + name, start, end, node))
 
     def _lookup(self, parsed: _Parsed, name: str) -> _Symbol | None:
         want = tuple(p for p in (name or "").strip().split(".") if p)
@@ -214,6 +402,19 @@ class SymbolIndex:
         sym = self._lookup(parsed, name)
         return None if sym is None else self._span(parsed, sym)
 
+    def find_all(self, text: str, path: str, name: str, *, key: str | None = None) -> list[SymbolSpan]:
+        """Every definition that ``name`` matches in ``text`` (dotted suffix of its qualified
+        name, Java package prefix allowed; all Java overloads), in document order; ``[]`` when
+        none or the language is unsupported."""
+        parsed = self._parse(text, path, key)
+        want = tuple(p for p in (name or "").strip().split(".") if p)
+        if parsed is None or not want:
+            return []
+        if parsed.package and len(want) > len(parsed.package) and want[:len(parsed.package)] == parsed.package:
+            want = want[len(parsed.package):]
+        return [self._span(parsed, sym) for _, sym in parsed.by_name.get(want[-1], ())
+                if len(sym.qualname) >= len(want) and sym.qualname[len(sym.qualname) - len(want):] == want]
+
     def call_sites(self, text: str, path: str, caller: str, *,
                    key: str | None = None) -> list[tuple[str, int]]:
         """Names invoked inside ``caller``'s declaration with the 1-based line of each call,
@@ -221,7 +422,8 @@ class SymbolIndex:
         receiver is a plain dotted name, the qualified form (``registry.resolve``,
         ``RuleRegistry.withDefaultRules``); a Java ``new T(...)`` gives ``new T`` (and
         ``new Simple`` for a qualified ``T``); a method reference ``A::m`` gives ``m``, ``A.m``.
-        ``[]`` when the caller is not found."""
+        TS/JS (``new T`` too), Go and Rust calls likewise (Rust ``Router::new()`` gives ``new``,
+        ``Router.new``). ``[]`` when the caller is not found."""
         parsed = self._parse(text, path, key)
         if parsed is None:
             return []
@@ -270,6 +472,26 @@ class SymbolIndex:
                     names.append(meth)
                     if kids and _DOTTED.match(txt(kids[0])):
                         names.append(f"{txt(kids[0])}.{meth}")
+        elif lang != "python":
+            fn = node.child_by_field_name("constructor" if kind == "new" else "function")
+            if fn is not None and fn.type == "generic_function":  # Rust f::<T>()
+                fn = fn.child_by_field_name("function")
+            member = {"member_expression": ("object", "property"), "selector_expression": ("operand", "field"),
+                      "field_expression": ("value", "field"), "scoped_identifier": ("path", "name")}
+            if fn is None:
+                pass
+            elif fn.type == "identifier":
+                names.append(f"new {txt(fn)}" if kind == "new" else txt(fn))
+            elif fn.type in member:
+                obj, attr = (fn.child_by_field_name(f) for f in member[fn.type])
+                if attr is not None:
+                    qual = txt(obj).replace("::", ".") if obj is not None else ""
+                    qual = f"{qual}.{txt(attr)}" if qual and _DOTTED.match(qual) else ""
+                    if kind == "new":
+                        names += [f"new {qual}"] if qual else []
+                        names.append(f"new {txt(attr)}")
+                    else:
+                        names += [txt(attr)] + ([qual] if qual else [])
         else:
             fn = node.child_by_field_name("function")
             if fn is not None:

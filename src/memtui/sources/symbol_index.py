@@ -1,0 +1,114 @@
+"""Repository-wide symbol definitions at a revision, found lazily with ``git grep`` + tree-sitter.
+
+Only files of the languages :mod:`memtui.sources.symbols` parses (Python, Java, TS/TSX,
+JS/MJS/CJS/JSX, Go, Rust) are considered, and only definitions count: a name that is merely
+mentioned (comment, string, Markdown) is not found. A whole lookup costs a few git processes:
+``git grep`` (one per ~200 distinct words) to list candidate files and one ``cat-file --batch``
+for their texts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from memtui.sources.gitdiff import GitError, GitRepo
+from memtui.sources.symbols import SymbolIndex, _EXTENSIONS, language_for
+
+__all__ = ["Definition", "RepoSymbolIndex", "SOURCE_PATHSPECS"]
+
+#: git pathspecs of the supported source files (``*.py`` matches at any depth).
+SOURCE_PATHSPECS: tuple[str, ...] = tuple(f"*{ext}" for ext in sorted(_EXTENSIONS))
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One definition: ``name`` its qualified name in its file (``"Router.route"``), ``path``
+    repository-relative, ``start_line``/``end_line`` 1-based inclusive."""
+
+    name: str
+    path: str
+    start_line: int
+    end_line: int
+
+
+class RepoSymbolIndex:
+    """Definitions at one revision of a repository, found lazily: ``git grep -l -w -F`` at the
+    revision narrows the files that can define the wanted names, then those are parsed.
+
+    ``repo``: the repository; ``rev``: any revision git accepts (sha, ``HEAD``, branch);
+    ``symbols``: a parse cache to share (blob ids are the cache keys), a private one otherwise.
+    Limits per :meth:`definitions` call: at most ``max_files`` (3,000) candidate files are
+    parsed (the first ones by path; the rest are ignored) and files larger than ``max_bytes``
+    (1 MB) are skipped. Unknown revisions and unreadable blobs (partial clones, missing
+    objects) give no definitions; nothing raises for them. Answers are memoized per name.
+    """
+
+    max_files = 3000
+    max_bytes = 1 << 20
+    words_per_process = 200
+
+    def __init__(self, repo: GitRepo, rev: str, symbols: SymbolIndex | None = None) -> None:
+        self.repo = repo
+        self.rev = rev
+        self.symbols = symbols if symbols is not None else SymbolIndex(maxsize=512)
+        self._memo: dict[str, list[Definition]] = {}
+
+    @staticmethod
+    def _parts(name: str) -> tuple[str, ...]:
+        return tuple(p for p in (name or "").strip().split(".") if p)
+
+    def definitions(self, names: Iterable[str]) -> dict[str, list[Definition]]:
+        """For each dotted name (``"Router.route"``, ``"RuleRegistry"``, ``"parse_markdown"``;
+        a trailing ``()`` is the caller's to strip), every definition of it at ``rev``, sorted
+        by ``(path, start_line)``; names defined nowhere map to ``[]``. A name matches a
+        definition whose qualified name ends with it (``route`` finds ``Router.route`` and
+        ``Other.route``, ``Router.route`` only the former). Git processes: one ``git grep`` per
+        ~200 distinct last name parts, one ``cat-file --batch``; none when all are memoized."""
+        names = list(dict.fromkeys(names))
+        todo = [n for n in names if n not in self._memo]
+        if todo:
+            self._memo.update(self._lookup(todo))
+        return {n: list(self._memo[n]) for n in names}
+
+    def _lookup(self, names: list[str]) -> dict[str, list[Definition]]:
+        out: dict[str, list[Definition]] = {n: [] for n in names}
+        by_word: dict[str, list[str]] = {}
+        for n in names:
+            parts = self._parts(n)
+            if parts:
+                by_word.setdefault(parts[-1], []).append(n)
+        if not by_word:
+            return out
+        words = sorted(by_word)
+        paths: set[str] = set()
+        try:
+            for i in range(0, len(words), self.words_per_process):
+                paths |= self.repo.grep_files(self.rev, words[i:i + self.words_per_process],
+                                              SOURCE_PATHSPECS)
+        except GitError:
+            return out
+        paths = sorted(p for p in paths if language_for(p))[:self.max_files]
+        if not paths:
+            return out
+        try:
+            blobs = self.repo.read_blobs((self.rev, p) for p in paths)
+        except GitError:
+            return out
+        for path in paths:
+            blob = blobs.get((self.rev, path))
+            if blob is None or blob.binary or len(blob.text) > self.max_bytes:
+                continue
+            words_here = self._words_in(blob.text, by_word)
+            for word in words_here:
+                for n in by_word[word]:
+                    for span in self.symbols.find_all(blob.text, path, n, key=blob.oid):
+                        out[n].append(Definition(span.name, path, span.start_line, span.end_line))
+        for defs in out.values():
+            defs.sort(key=lambda d: (d.path, d.start_line, d.name))
+        return out
+
+    @staticmethod
+    def _words_in(text: str, by_word: dict[str, list[str]]) -> list[str]:
+        """The wanted last name parts that occur in ``text`` (substring test; the parse decides)."""
+        return [w for w in by_word if w in text]
