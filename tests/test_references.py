@@ -259,3 +259,36 @@ def test_lint_usage_errors(tmp_path):
     assert out.returncode == 2 and "not a git checkout" in out.stderr
     bad = _memtui("lint", "AGENTS.md", "--format", "xml", cwd=plain)
     assert bad.returncode == 2
+
+
+def test_symbols_exist_move_and_disappear(tmp_path):
+    r = Repo(tmp_path / "r")
+    r.write("app/router.py", "class Router:\n    def route(self):\n        return 1\n\n    def old(self):\n        return 2\n")
+    r.write("app/util.go", "package app\n\nfunc Helper() int { return 1 }\n")
+    r.write("docs/MIGRATION.md", "Router.gone was renamed; `Router.gone` -> `Router.route`\n")
+    anchor = r.commit("start")
+    # Helper moves to another file; Router.old is deleted (its name survives only in docs)
+    r.rm("app/util.go")
+    r.write("pkg/helpers.go", "package pkg\n\nfunc Helper() int { return 1 }\n")
+    r.write("app/router.py", "class Router:\n    def route(self):\n        return 1\n")
+    r.write("docs/MIGRATION.md", "Router.old is gone; use Router.route\n")
+    removed = r.commit("restructure")
+
+    def sym(eid, name, path, mid="m1"):
+        return EvidenceRef(eid, mid, "symbol", path, anchor, None, None, name, name + "()", None, "mention")
+
+    checks, verdicts = check_of(r, [
+        sym(1, "Router.route", "app/router.py"),
+        sym(2, "Helper", "app/util.go"),
+        sym(3, "Router.old", "app/router.py"),
+        sym(4, "Other.route", None, mid="m2"),
+    ])
+    assert (checks[1].status, checks[1].reason_code, checks[1].current_line_start) == ("valid", "exists", 2)
+    assert (checks[2].status, checks[2].reason_code, checks[2].current_path) == ("valid", "symbol_relocated",
+                                                                                 "pkg/helpers.go")
+    assert "now at pkg/helpers.go:3" in checks[2].reason
+    # a name that survives only in migration notes is not a definition
+    assert (checks[3].status, checks[3].reason_code, checks[3].moved_in) == ("deleted", "referenced_symbol_deleted",
+                                                                             removed)
+    assert checks[4].status == "unresolvable" and verdicts["m2"].outcome == "keep"
+    assert verdicts["m1"].outcome == "needs_review"

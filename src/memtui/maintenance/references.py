@@ -240,7 +240,7 @@ class _Checker:
                     here = trail.path or anchor_path
                 same = [d for d in found if d.path in (anchor_path, here)]
                 d = (same or found)[0]
-                if same or not anchor_path:
+                if not anchor_path or d.path == anchor_path:
                     out[ev.evidence_id] = self.result(
                         ev, "valid", "exists", f"Symbol {w} is defined in {d.path}:{d.start_line}", "none",
                         d.path, (d.start_line, d.end_line))
