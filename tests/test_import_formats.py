@@ -175,11 +175,13 @@ def test_markdown_candidates_scope_evidence_and_provenance(sqlite_engine, repo):
         "src/orders/rules.py", "RuleRegistry.register", 2, 3, head, "mention")
     assert any(e.type == "file_span" and e.path == "src/orders/rules.py" and e.line_start is None for e in ev)
 
-    # "Testing:" label: its bullet is a test convention; the label and the code block are not memories
+    # "Testing:" label: its bullet is a test convention and keeps the label as its subject; the label line
+    # itself and the code block are not memories
     fixtures = by_statement(sqlite_engine, "Shared fixtures live in")
+    assert fixtures.statement == "Testing: Shared fixtures live in `tests/conftest.py`."
     assert fixtures.type == "test_convention" and "label:testing" in fixtures.tags
     statements = [m.statement for m in memories(sqlite_engine).values()]
-    assert not any(s.startswith("Testing") or "code blocks" in s or s.startswith("make dist") for s in statements)
+    assert not any(s.rstrip(":") == "Testing" or "code blocks" in s or s.startswith("make dist") for s in statements)
 
     # .mdc front matter: globs -> applies_to; description and alwaysApply kept as tags
     hints = by_statement(sqlite_engine, "Use type hints")

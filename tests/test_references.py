@@ -235,11 +235,11 @@ def test_lint_names_the_moved_line_and_suggests_the_fix(tmp_path):
     move = r.commit("move refund")
     out = _memtui("lint", "AGENTS.md", "--repo", ".", cwd=r.path)
     assert out.returncode == 1, out.stderr
-    assert out.stdout.strip() == (f"AGENTS.md:3:14: stale: src/billing/refund.py was moved to "
+    assert out.stdout.strip() == (f"AGENTS.md:3:13: stale: src/billing/refund.py was moved to "
                                   f"src/payments/refund.py in {move[:7]}")
     assert "charge.py" not in out.stdout
     gh = _memtui("lint", "AGENTS.md", "--repo", ".", "--format", "github", cwd=r.path)
-    assert gh.stdout.startswith("::error file=AGENTS.md,line=3,col=14::stale: ")
+    assert gh.stdout.startswith("::error file=AGENTS.md,line=3,col=13::stale: ")
     js = json.loads(_memtui("lint", "AGENTS.md", "--format", "json", cwd=r.path).stdout)
     assert js["stale"] == 1 and js["findings"][0]["new_path"] == "src/payments/refund.py"
     diff = _memtui("lint", "AGENTS.md", "--repo", ".", "--suggest", cwd=r.path).stdout

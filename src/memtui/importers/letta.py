@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memtui.importers.formats import (ImportContext, Item, Parsed, line_of, load_json_lines, norm_text,
+from memtui.importers.records import (ImportContext, Item, Parsed, line_of, load_json_lines, norm_text,
                                       parse_time, read_text, record_error, tag, type_for_label, type_for_text)
 from memtui.importers.reader import ImportFileError
 

@@ -7,9 +7,13 @@ instructions (``applyTo``), ``.cursorrules``/``.windsurfrules``/``GEMINI.md``, a
 Markdown file given, and a Claude auto-memory folder (``MEMORY.md`` index plus topic files with
 front matter ``name``/``description``/``type``). A folder given is searched for these files.
 
-Each bullet or paragraph that states something becomes a candidate (labels such as
-"Testing:", link-only index lines, headings, tables, code blocks and HTML comments do not). Its
-evidence is that file span:
+Each bullet or paragraph that states something or names something becomes a candidate; a list
+under a lead-in line ("Key directories:") keeps its subject ("Key directories: `src/api/` — HTTP
+handlers"); each table body row is one candidate ("Column: cell; ..."); each entry of a fenced
+directory tree (``├──``/``└──`` or indentation, in a ``text`` or unlabelled fence) is one candidate
+naming its path. Every other line is listed in ``Parsed.skipped`` with why (heading, blank, code
+block, code fence, table header, lead-in, prose with nothing to check, ...). Code spans are kept
+exactly as written. Its evidence is that file span (its own lines):
 
 * inside the repository and identical to the file at HEAD: ``file_span`` at HEAD with
   ``lines`` and ``span_hash`` (docs/record-format.md), path relative to the repository root;
@@ -19,14 +23,16 @@ evidence is that file span:
 * outside the repository (a Claude auto-memory folder lives in ``~/.claude``): ``doc`` evidence
   naming the file and lines, no commit.
 
-Paths and code identifiers the text names (in backticks, ``path/to/file.py``, ``Class.method``,
-``function_name()``, a dotted module name) become extra evidence at HEAD with ``ref``
-``mention``: a ``file_span`` with the path only for a file that exists at HEAD (relative to the
-Markdown file's folder first, then to the root), and a ``symbol`` (path, lines, span hash) for a
-Java or Python symbol found in one to three files at HEAD. Revalidation then flags the line when
-that file or symbol is deleted (note: it also flags it when the named file or symbol *changes*;
-identifiers that resolve to nothing at import time get no evidence; an explicit ``dir/file.ext``
-path the checkout does not have is kept, so maintenance flags the line at once).
+References the text names (:mod:`memtui.importers.refs`: paths, folders, globs, symbols, Markdown
+and wiki links) become extra evidence, one dictionary each (at most ``MAX_MENTIONS`` a line):
+``type`` (``file_span``, ``folder``, ``glob`` or ``symbol``), ``ref`` (``mention``, or ``example``
+for a placeholder, which gets no commit and is never checked), ``target`` (as written),
+``path`` (repository-relative at HEAD; for an unresolved reference the most plausible literal path;
+None for a symbol defined nowhere or in more than three files), ``commit_sha`` (HEAD), and for a
+found symbol ``symbol``, ``line_start``, ``line_end``, ``span_hash``. Paths resolve under the
+enclosing heading's or lead-in's folder, a fenced tree's root, the file's folder, its scope folder,
+the repository root, then as a unique suffix of the checkout's files and folders. Unresolved
+references are kept: maintenance reports them as unresolvable.
 
 Scope: the repository (``repository_id``), narrowed to the file's folder (a nested
 ``services/billing/AGENTS.md`` has module path ``services/billing``; for ``.cursor/rules``,
@@ -58,21 +64,23 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 import yaml
 
 from memtui.domain.spans import span_hash, split_lines
-from memtui.importers.formats import (ImportContext, Item, Parsed, _git_env, norm_text, read_text, tag,
-                                      type_for_label, type_for_text)
 from memtui.importers.reader import ImportFileError
+from memtui.importers.records import (ImportContext, Item, Parsed, norm_text, read_text, tag, type_for_label,
+                                      type_for_text)
+from memtui.importers.refs import _CODE_SPAN as _RCODE
+from memtui.importers.refs import _URL, RawRef, RefResolver, Where, find_refs, looks_like_path
 
 __all__ = ["parse_markdown", "split_blocks", "Block", "find_corrections", "MAX_IMPORT_DEPTH"]
 
 MAX_IMPORT_DEPTH = 5
-MAX_MENTIONS = 8
+MAX_MENTIONS = 24
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "dist", "build", "target",
                         ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".idea", ".vscode"})
 _HIDDEN_OK = frozenset({".claude", ".cursor", ".clinerules", ".github"})
@@ -82,18 +90,23 @@ _MEMORY_TYPES = {"user": "user_preference", "feedback": "repo_convention", "proj
                  "reference": "code_fact"}
 _BANK_TYPES = {"projectbrief": "code_fact", "productcontext": "code_fact", "techcontext": "code_fact",
                "systempatterns": "architecture_decision", "activecontext": "task", "progress": "task"}
-_FILE_EXTS = frozenset({"md", "mdc", "py", "pyi", "js", "ts", "tsx", "jsx", "json", "yaml", "yml", "toml", "txt",
-                        "java", "go", "rs", "sh", "cfg", "ini", "lock", "html", "css", "xml", "kt", "rb", "c",
-                        "h", "cpp", "hpp", "cs", "sql", "gradle", "properties", "env", "log", "csv"})
-_SUPPORTED_SYMBOL_GLOBS = ("*.py", "*.pyi", "*.java")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_IMPORT = re.compile(r"(?:^|(?<=[\s(]))@([^\s)\]`'\",;]+)")
 
 
 # -- blocks ----------------------------------------------------------------------------------------
 
 @dataclass
 class Block:
-    """A bullet or paragraph: its text parts, 1-based inclusive lines, the headings above it and
-    the labels of the list items (or "Label:" paragraphs) it is nested under."""
+    """A bullet, paragraph, table body row or fenced-tree entry: its text parts, 1-based inclusive
+    lines, the headings above it and the lead-in labels ("Key directories:") it is nested under.
+
+    ``dirs``: the folders the enclosing headings and lead-ins name (``### API (api/)``), outermost
+    first, each with whether it was written explicitly as a folder (a code span, ``x/``, ``(x)``);
+    ``refs``: the references of a table row or tree entry (computed from its structure; None for
+    bullets and paragraphs, whose references are read from the text); ``lead``: the block ends in
+    ":" and introduces what follows."""
 
     kind: str
     parts: list[str]
@@ -103,6 +116,9 @@ class Block:
     labels: tuple[str, ...]
     indent: int = 0
     levels: tuple[int, ...] = ()  # the level of each of ``headings``
+    dirs: tuple[tuple[str, bool], ...] = ()
+    refs: list[RawRef] | None = None
+    lead: bool = False
 
     @property
     def text(self) -> str:
@@ -111,62 +127,221 @@ class Block:
 
 _BULLET = re.compile(r"^(\s*)([-*+•]|\d{1,3}[.)])\s+(.*)$")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})(?:\s+(.*?))?\s*#*\s*$")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([^\s`{]*)")
 _HR = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _CHECKBOX = re.compile(r"^\[[ xX]\]\s+")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+_TREE_PREFIX = re.compile(r"^[\s│├└─┬┼┃┣┗━╰╭┊┆╎|`+\\-]*")
+_TREE_CHARS = re.compile(r"[│├└─┬┼┃┣┗━╰╭]|(?:^|\s)[|`+][-─]{1,}")
+_TREE_ENTRY = re.compile(r"^(?P<name>`?[\w.@+()\[\]$-][\w.@+()\[\]$/-]*/?`?|\.{1,2}/?)"
+                         r"(?:\s+(?:#|//|--|—|–|->|<-|←|:|-)\s*(?P<c1>.*)|\s{2,}(?P<c2>\S.*))?\s*$")
+_TREE_FENCES = frozenset({"", "text", "txt", "tree", "plain", "plaintext", "none", "ascii", "dir", "directory",
+                          "filetree", "files", "structure", "md", "markdown"})
+_LEAD_END = re.compile(r":\s*(?:\*\*|__|\*|_)?\s*$")
 
 
-def split_blocks(lines: list[str], first_line: int = 1) -> list[Block]:
-    """Bullets and paragraphs of Markdown ``lines`` (the first is line ``first_line``), skipping code
-    fences, HTML comments, tables, rules and headings (which become the blocks' ``headings``)."""
+def _lead_label(text: str) -> str | None:
+    """The subject of a lead-in line ("**Key directories:**" -> "Key directories"), or None."""
+    if not _LEAD_END.search(text):
+        return None
+    label = _LEAD_END.sub("", text).strip()
+    label = re.sub(r"^(\*\*|__)(.*)$", r"\2", label).strip()
+    label = re.sub(r"(\*\*|__)$", "", label).strip()
+    return label or None
+
+
+def _folder_hint(text: str) -> tuple[str, bool] | None:
+    """The folder a heading or lead-in names: a code span, a ``(folder)`` or a ``folder/`` token
+    (explicit), else a ``a/b`` token (to be confirmed by the checkout)."""
+    spans = [m.group(2).strip() for m in _RCODE.finditer(text)]
+    for s in spans:
+        if s and not any(c.isspace() for c in s) and not looks_like_path(s) and re.search(r"\w", s) and \
+                ("/" in s or re.fullmatch(r"[\w.-]+", s) and "." not in s) and not s.startswith(("-", "$", "@")):
+            if "/" in s or s.endswith("/") or not s[:1].isupper():
+                return s.strip("/").removeprefix("./") or None, True
+    plain = _RCODE.sub(" ", text)
+    for m in re.finditer(r"\(\s*`?([\w.@-][\w.@/-]*)`?\s*\)", plain):
+        tok = m.group(1)
+        if "/" in tok and not looks_like_path(tok):
+            return tok.strip("/").removeprefix("./"), True
+    for tok in re.findall(r"[\w.@-][\w.@/-]*/(?=[\s),:;]|$)", plain):
+        if not looks_like_path(tok.rstrip("/")):
+            return tok.strip("/").removeprefix("./"), True
+    for tok in re.findall(r"(?<![\w/])[\w.@-]+/[\w.@/-]*[\w@-](?![\w/])", plain):
+        if not looks_like_path(tok):
+            return tok.strip("/"), False
+    return None
+
+
+def _split_row(line: str) -> list[str]:
+    """The cells of a table row (pipes inside code spans or escaped do not split)."""
+    s = line.strip()
+    if s.startswith("|"):
+        s = s[1:]
+    if s.endswith("|") and not s.endswith("\\|"):
+        s = s[:-1]
+    cells, cur, in_code = [], "", False
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s) and s[i + 1] == "|":
+            cur += "|"
+            i += 2
+            continue
+        if c == "`":
+            in_code = not in_code
+        if c == "|" and not in_code:
+            cells.append(cur.strip())
+            cur = ""
+        else:
+            cur += c
+        i += 1
+    cells.append(cur.strip())
+    return cells
+
+
+@dataclass
+class _Entry:
+    offset: int
+    col: int
+    name: str
+    comment: str
+    full: str = ""
+    is_dir: bool = False
+
+
+def _tree_paths(entries: list[_Entry]) -> None:
+    """Fill in each entry's path (through its parents, by indentation) and whether it is a folder."""
+    stack: list[tuple[int, str]] = []
+    for i, e in enumerate(entries):
+        while stack and stack[-1][0] >= e.col:
+            stack.pop()
+        nxt = entries[i + 1] if i + 1 < len(entries) else None
+        e.is_dir = e.name.endswith("/") or (nxt is not None and nxt.col > e.col)
+        parent = "/".join(n for _, n in stack)
+        name = e.name.strip("/")
+        e.full = (parent + "/" + name if parent else name) + ("/" if e.is_dir else "")
+        if e.is_dir:
+            stack.append((e.col, name))
+
+
+def _tree(lines: list[str]) -> list[_Entry] | None:
+    """The entries of a fenced directory tree, or None when the block is not one."""
+    entries: list[_Entry] = []
+    nonblank = other = 0
+    drawn = slashed = False
+    for off, raw in enumerate(lines):
+        line = raw.rstrip("\n").rstrip("\r").expandtabs(4)
+        if not line.strip():
+            continue
+        nonblank += 1
+        prefix = _TREE_PREFIX.match(line).group(0)
+        rest = line[len(prefix):]
+        if _TREE_CHARS.search(prefix):
+            drawn = True
+        if rest.strip() in ("...", "…", "etc", "etc."):
+            continue
+        m = _TREE_ENTRY.match(rest)
+        if not m:
+            other += 1
+            continue
+        name = m.group("name").strip("`")
+        if name.endswith("/"):
+            slashed = True
+        entries.append(_Entry(off, len(prefix), name, (m.group("c1") or m.group("c2") or "").strip()))
+    if len(entries) < 2 or other > nonblank * 0.2 or not (drawn or slashed):
+        return None
+    _tree_paths(entries)
+    return entries
+
+
+def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int, str]] | None = None,
+                 repo_names: Iterable[str] = ()) -> list[Block]:
+    """Bullets, paragraphs, table body rows and fenced-tree entries of Markdown ``lines`` (the first is
+    line ``first_line``). Headings become the blocks' ``headings``; lines that are not part of a block
+    are appended to ``skipped`` as (line, why): blank, heading, rule, code fence, code block, HTML
+    comment, table header, table separator, tree root. ``repo_names``: names a tree root may give
+    the repository itself."""
     blocks: list[Block] = []
-    headings: list[tuple[int, str]] = []
-    bullets: list[list] = []  # [indent, label or None]
+    headings: list[tuple[int, str, tuple[str, bool] | None]] = []
+    bullets: list[list] = []  # [indent, label or None, folder hint]
     cur: Block | None = None
-    fence: str | None = None
-    in_comment = False
     last_blank = True
+    roots = {n.casefold() for n in repo_names if n} | {".", ""}
+    skip = skipped if skipped is not None else []
+
+    def ctx(extra_indent: int | None = None) -> dict:
+        dirs = tuple(h for _, _, h in headings if h) + tuple(b[2] for b in bullets if b[1] and b[2])
+        return {"headings": tuple(t for _, t, _ in headings), "labels": tuple(b[1] for b in bullets if b[1]),
+                "levels": tuple(lv for lv, _, _ in headings), "dirs": dirs}
 
     def close() -> None:
         nonlocal cur
         if cur is None:
             return
         blocks.append(cur)
-        text = cur.text
-        if text.endswith(":"):
-            label = text[:-1].strip(" *_`")
+        label = _lead_label(cur.text) if cur.kind in ("bullet", "para") else None
+        if label is not None:
+            cur.lead = True
+            hint = _folder_hint(label)
             if cur.kind == "bullet" and bullets:
-                bullets[-1][1] = label
+                bullets[-1][1], bullets[-1][2] = label, hint
             elif cur.kind == "para":
-                bullets.append([-1, label])
+                bullets.append([-1, label, hint])
         cur = None
 
-    for n, raw in enumerate(lines, start=first_line):
-        line = raw.rstrip("\n").rstrip("\r")
-        if fence is not None:
-            if line.strip().startswith(fence[0] * len(fence)) and set(line.strip()) == {fence[0]}:
-                fence = None
-            continue
-        if in_comment:
-            if "-->" in line:
-                in_comment = False
-            last_blank = False
-            continue
+    def block(kind: str, parts: list[str], start: int, end: int, indent: int = 0, refs=None) -> Block:
+        c = ctx()
+        return Block(kind, parts, start, end, c["headings"], c["labels"], indent, c["levels"], c["dirs"], refs)
+
+    n_lines = len(lines)
+    i = 0
+    while i < n_lines:
+        n = i + first_line
+        line = lines[i].rstrip("\n").rstrip("\r")
+        stripped = line.strip()
         m = _FENCE.match(line)
         if m:
             close()
-            fence = m.group(1)
+            fence, info = m.group(1), m.group(2).casefold()
+            j = i + 1
+            while j < n_lines:
+                s = lines[j].strip()
+                if s.startswith(fence[0] * len(fence)) and set(s) == {fence[0]}:
+                    break
+                j += 1
+            body = lines[i + 1:j]
+            skip.append((n, "code fence"))
+            if not (blocks and blocks[-1].lead):
+                bullets.clear()
+            entries = _tree(body) if info in _TREE_FENCES else None
+            if entries is None:
+                skip += [(i + 1 + k + first_line, "code block") for k in range(len(body))]
+            else:
+                _tree_blocks(entries, i + 1 + first_line, len(body), roots, block, blocks, skip)
+            if j < n_lines:
+                skip.append((j + first_line, "code fence"))
+            i = j + 1
+            last_blank = False
             continue
-        stripped = line.strip()
         if stripped.startswith("<!--"):
             close()
+            j = i
             if "-->" not in stripped[4:]:
-                in_comment = True
+                while j + 1 < n_lines and "-->" not in lines[j]:
+                    j += 1
+                    if "-->" in lines[j]:
+                        break
+            skip += [(k + first_line, "html comment") for k in range(i, j + 1)]
+            i = j + 1
+            last_blank = False
             continue
         if not stripped:
             close()
+            skip.append((n, "blank"))
             last_blank = True
+            i += 1
             continue
         h = _HEADING.match(line)
         if h:
@@ -174,22 +349,39 @@ def split_blocks(lines: list[str], first_line: int = 1) -> list[Block]:
             level = len(h.group(1))
             while headings and headings[-1][0] >= level:
                 headings.pop()
-            headings.append((level, (h.group(2) or "").strip()))
+            text = (h.group(2) or "").strip()
+            headings.append((level, text, _folder_hint(text)))
             bullets.clear()
+            skip.append((n, "heading"))
             last_blank = False
+            i += 1
             continue
         s = _SETEXT.match(line)
         if s and cur is not None and cur.kind == "para" and cur.start == cur.end and not last_blank:
             level = 1 if s.group(1).startswith("=") else 2
             while headings and headings[-1][0] >= level:
                 headings.pop()
-            headings.append((level, cur.text))
+            headings.append((level, cur.text, _folder_hint(cur.text)))
+            skip += [(cur.start, "heading"), (n, "heading")]
             cur = None
             bullets.clear()
+            i += 1
             continue
-        if _HR.match(line) or stripped.startswith("|"):
+        if "|" in stripped and (stripped.startswith("|") or (i + 1 < n_lines and "|" in lines[i + 1]
+                                                            and _TABLE_SEP.match(lines[i + 1]))) \
+                and not _TABLE_SEP.match(line):
             close()
+            if not (blocks and blocks[-1].lead):
+                bullets.clear()
+            j = _table(lines, i, first_line, block, blocks, skip)
+            i = j
             last_blank = False
+            continue
+        if _HR.match(line) or (stripped.startswith("|") and _TABLE_SEP.match(line)):
+            close()
+            skip.append((n, "rule"))
+            last_blank = False
+            i += 1
             continue
         b = _BULLET.match(line)
         if b:
@@ -198,10 +390,10 @@ def split_blocks(lines: list[str], first_line: int = 1) -> list[Block]:
             while bullets and bullets[-1][0] >= indent:
                 bullets.pop()
             text = _CHECKBOX.sub("", b.group(3))
-            cur = Block("bullet", [text], n, n, tuple(t for _, t in headings),
-                        tuple(lab for _, lab in bullets if lab), indent, tuple(lv for lv, _ in headings))
-            bullets.append([indent, None])
+            cur = block("bullet", [text], n, n, indent)
+            bullets.append([indent, None, None])
             last_blank = False
+            i += 1
             continue
         text = re.sub(r"^(?:>\s?)+", "", stripped)
         if cur is not None and not last_blank:
@@ -211,11 +403,99 @@ def split_blocks(lines: list[str], first_line: int = 1) -> list[Block]:
             close()
             if not line[:1].isspace():
                 bullets.clear()
-            cur = Block("para", [text], n, n, tuple(t for _, t in headings),
-                        tuple(lab for _, lab in bullets if lab), 0, tuple(lv for lv, _ in headings))
+            cur = block("para", [text], n, n)
         last_blank = False
+        i += 1
     close()
     return blocks
+
+
+def _tree_blocks(entries: list[_Entry], first: int, count: int, roots: set[str], block, blocks: list[Block],
+                 skip: list[tuple[int, str]]) -> None:
+    """One block per entry of a fenced tree: the entry's path (relative to the tree's root) is its
+    reference, tried under the root folder first."""
+    top = min(e.col for e in entries)
+    root: _Entry | None = None
+    if entries[0].col == top and entries[0].is_dir and sum(e.col == top for e in entries) == 1:
+        root = entries[0]
+    base = ""
+    if root is not None and root.name.strip("/").removeprefix("./").casefold() not in roots:
+        base = root.name.strip("/").removeprefix("./")
+    lines_seen = {e.offset for e in entries}
+    for k in range(count):
+        if k not in lines_seen:
+            skip.append((first + k, "code block"))
+    for e in entries:
+        n = first + e.offset
+        if e is root and not base:
+            skip.append((n, "tree root (the repository)"))
+            continue
+        if e is root:
+            target, shown = e.full, e.full
+            ref = RawRef("path", target, 0, literal=False)  # the root: a folder if the checkout has it
+        else:
+            target = e.full[len(root.full):] if root is not None else e.full
+            shown = (base + "/" if base else "") + target
+            ref = RawRef("path", target, 0, bases=(base,) if base else ())
+        text = f"`{shown}`" + (f" — {e.comment}" if e.comment else "")
+        blocks.append(block("tree", [text], n, n, refs=[ref] + find_refs(e.comment)))
+
+
+def _table(lines: list[str], i: int, first_line: int, block, blocks: list[Block],
+           skip: list[tuple[int, str]]) -> int:
+    """Blocks for the table starting at ``lines[i]``; returns the index after it. One block per body
+    row: "Column: cell; ..." (header names), references read per cell (a single token is literal); a
+    column drawn as a tree (``├─jobs/``) gives each cell its full path."""
+    header: list[str] = []
+    j = i
+    if i + 1 < len(lines) and _TABLE_SEP.match(lines[i + 1]) and "|" in lines[i + 1]:
+        header = _split_row(lines[i])
+        skip += [(i + first_line, "table header"), (i + 1 + first_line, "table separator")]
+        j = i + 2
+    rows: list[tuple[int, list[str]]] = []
+    while j < len(lines):
+        line = lines[j].rstrip("\n").rstrip("\r")
+        if not line.strip() or "|" not in line or _HEADING.match(line) or _FENCE.match(line):
+            break
+        if _TABLE_SEP.match(line):
+            skip.append((j + first_line, "table separator"))
+        else:
+            rows.append((j + first_line, _split_row(line)))
+        j += 1
+    ncols = max([len(header)] + [len(c) for _, c in rows]) if rows or header else 0
+    tree_cols: dict[int, list[_Entry]] = {}
+    for col in range(ncols):
+        cells = [c[col] if col < len(c) else "" for _, c in rows]
+        if not any(_TREE_CHARS.search(_TREE_PREFIX.match(c).group(0)) for c in cells if c):
+            continue
+        entries = []
+        for k, c in enumerate(cells):
+            prefix = _TREE_PREFIX.match(c).group(0)
+            m = _TREE_ENTRY.match(c[len(prefix):].strip())
+            if m:
+                entries.append(_Entry(k, len(prefix), m.group("name").strip("`"), ""))
+        _tree_paths(entries)
+        tree_cols[col] = entries
+    for k, (n, cells) in enumerate(rows):
+        refs: list[RawRef] = []
+        parts = []
+        for col, cell in enumerate(cells):
+            entry = next((e for e in tree_cols.get(col, ()) if e.offset == k), None)
+            if entry is not None:
+                cell_text = f"`{entry.full}`"
+                refs.append(RawRef("path", entry.full, col * 100000))
+            else:
+                cell_text = cell
+                for r in find_refs(cell, cells_literal=True):
+                    r.start += col * 100000
+                    refs.append(r)
+            if not cell_text:
+                continue
+            name = header[col].strip() if col < len(header) else ""
+            name = re.sub(r"^(\*\*|__)(.*)\1$", r"\2", name)
+            parts.append(f"{name}: {cell_text}" if name else cell_text)
+        blocks.append(block("row", ["; ".join(parts)], n, n, refs=refs))
+    return j
 
 
 # -- front matter ----------------------------------------------------------------------------------
@@ -351,31 +631,20 @@ def find_corrections(texts: list[str]) -> dict[int, tuple[int, str]]:
 # -- the repository at HEAD ------------------------------------------------------------------------
 
 class _RepoView:
-    """What Markdown evidence needs of the checkout: HEAD's file list, blob texts and symbols, read
-    in a few batched git processes."""
+    """What Markdown evidence needs of the checkout: HEAD's file list, blob texts and symbol
+    definitions, read through :class:`~memtui.sources.gitdiff.GitRepo` in a few batched processes."""
 
     def __init__(self, ctx: ImportContext) -> None:
         from memtui.sources.gitdiff import GitRepo
-        from memtui.sources.symbols import SymbolIndex
 
         self.ctx = ctx
         self.repo = GitRepo(ctx.repo_root) if ctx.repo_root is not None and ctx.head else None
         self._files: set[str] | None = None
         self._texts: dict[str, str | None] = {}
-        self.symbols = SymbolIndex(maxsize=512)
-
-    def _git(self, args: list[str]) -> bytes:
-        proc = subprocess.run(["git", "-C", str(self.ctx.repo_root), "-c", "core.quotepath=off", *args],
-                              capture_output=True, env=_git_env())
-        return proc.stdout if proc.returncode in (0, 1) else b""
 
     def files(self) -> set[str]:
         if self._files is None:
-            if self.repo is None:
-                self._files = set()
-            else:
-                out = self._git(["ls-tree", "-r", "-z", "--name-only", self.ctx.head])
-                self._files = {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p}
+            self._files = self.repo.ls_files(self.ctx.head) if self.repo is not None else set()
         return self._files
 
     def texts(self, rels: list[str]) -> dict[str, str | None]:
@@ -388,141 +657,24 @@ class _RepoView:
                 self._texts[r] = None if blob is None or blob.binary else blob.text
         return {r: self._texts.get(r) for r in rels}
 
-    def find_symbols(self, names: set[str]) -> dict[str, list[tuple[str, int, int, str]]]:
-        """For each dotted name, the (path, start, end, span hash) of its declaration in 1-3 Java or
-        Python files at HEAD; names found nowhere or in more than 3 files are left out."""
+    def definitions(self, names: list[str]) -> dict[str, list[tuple[str, int, int, str | None]]]:
+        """For each (dotted) name, every definition at HEAD: (path, start, end, span hash)."""
         if self.repo is None or not names:
             return {}
-        lasts = sorted({n.rsplit(".", 1)[-1] for n in names})
-        candidates: set[str] = set()
-        for i in range(0, len(lasts), 200):
-            args = ["grep", "-z", "-l", "-I", "-w", "-F"]
-            for word in lasts[i:i + 200]:
-                args += ["-e", word]
-            out = self._git([*args, self.ctx.head, "--", *_SUPPORTED_SYMBOL_GLOBS])
-            for entry in out.split(b"\0"):
-                if entry:
-                    path = entry.decode("utf-8", "surrogateescape")
-                    candidates.add(path.split(":", 1)[1] if path.startswith(self.ctx.head + ":") else path)
-        files = sorted(candidates)[:500]
-        texts = self.texts(files)
-        words = {path: set(re.findall(r"[\w$]+", text)) for path, text in texts.items() if text}
-        found: dict[str, list[tuple[str, int, int, str]]] = {}
-        for name in sorted(names):
-            last = name.rsplit(".", 1)[-1]
-            hits: list[tuple[str, int, int, str, bool]] = []
-            for path in files:
+        from memtui.sources.symbol_index import RepoSymbolIndex
+
+        raw = RepoSymbolIndex(self.repo, self.ctx.head).definitions(list(names))
+        found = {n: [(d.path, d.start_line, d.end_line) for d in raw.get(n, ())] for n in names}
+        texts = self.texts(sorted({p for defs in found.values() for p, _, _ in defs}))
+        out: dict[str, list[tuple[str, int, int, str | None]]] = {}
+        for n, defs in found.items():
+            rows = []
+            for path, start, end in dict.fromkeys(defs):
                 text = texts.get(path)
-                if not text or last not in words.get(path, ()):
-                    continue
-                span = self.symbols.find_symbol(text, path, name)
-                if span is not None:
-                    lines = split_lines(text)[span.start_line - 1:span.end_line]
-                    hits.append((path, span.start_line, span.end_line, span_hash(lines),
-                                 span.name == name or span.name.endswith("." + name)))
-            exact = [h for h in hits if h[4]] or hits
-            if 1 <= len(exact) <= 3:
-                found[name] = [h[:4] for h in exact]
-        return found
-
-
-# -- mentions --------------------------------------------------------------------------------------
-
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s)>\]]+", re.I)
-_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_IDENT = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$")
-_DOTTED_CLASS = re.compile(r"(?<![\w./@-])([A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?(?![\w/-])")
-_CALL = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]+|[a-z][a-z0-9]*[A-Z]\w*)\(\)")
-_IMPORT = re.compile(r"(?:^|(?<=[\s(]))@([^\s)\]`'\",;]+)")
-
-
-@dataclass
-class _Mentions:
-    paths: list[str] = field(default_factory=list)
-    idents: list[str] = field(default_factory=list)
-
-
-def _pathish(token: str) -> bool:
-    token = token.strip()
-    if not token or "://" in token or token.startswith(("@", "~", "$", "-")) or " " in token:
-        return False
-    if "/" in token:
-        return bool(re.search(r"[A-Za-z0-9_]", token))
-    return bool(re.fullmatch(r"[\w.-]*[\w-]\.[A-Za-z][A-Za-z0-9]{0,9}", token)) and \
-        token.rsplit(".", 1)[-1].casefold() in _FILE_EXTS
-
-
-def _tokens(text: str) -> list[str]:
-    out = []
-    for tok in re.split(r"[\s()\[\]<>,;\"'|]+", text):
-        tok = tok.strip().rstrip(".:!?").lstrip("(")
-        if tok:
-            out.append(tok)
-    return out
-
-
-def mentions_of(text: str) -> _Mentions:
-    """Paths and code identifiers a line names (unresolved)."""
-    found = _Mentions()
-    text_no_url = _URL.sub(" ", text)
-    for m in _LINK.finditer(text_no_url):
-        target = m.group(2).split("#", 1)[0]
-        if _pathish(target):
-            found.paths.append(target)
-    outside = _LINK.sub(lambda m: " " + m.group(1) + " ", text_no_url)
-    for m in _CODE_SPAN.finditer(outside):
-        code = m.group(1).strip()
-        if any(c.isspace() for c in code):
-            found.paths += [t for t in _tokens(code) if _pathish(t)]
-            continue
-        if _pathish(code):
-            found.paths.append(code)
-            continue
-        call = code.endswith("()")
-        name = code[:-2] if call else code
-        if not _IDENT.match(name):
-            continue
-        if "." in name:
-            found.idents.append(name)
-            if name.islower():
-                parts = name.split(".")
-                found.paths += ["/".join(parts) + ".py", "src/" + "/".join(parts) + ".py",
-                                "/".join(parts) + "/__init__.py", "src/" + "/".join(parts) + "/__init__.py"]
-        elif call or "_" in name.strip("_") or (name[:1].isupper() and any(c.islower() for c in name)):
-            found.idents.append(name)
-    plain = _CODE_SPAN.sub(" ", outside)
-    plain = _IMPORT.sub(" ", plain)
-    for tok in _tokens(plain):
-        if _pathish(tok):
-            found.paths.append(tok)
-    for m in _DOTTED_CLASS.finditer(plain):
-        name = m.group(1)
-        if name.rsplit(".", 1)[-1].casefold() not in _FILE_EXTS:
-            found.idents.append(name)
-    for m in _CALL.finditer(plain):
-        found.idents.append(m.group(1))
-    found.paths = list(dict.fromkeys(found.paths))
-    found.idents = list(dict.fromkeys(found.idents))
-    return found
-
-
-def _resolve_path(token: str, file_dir: str, files: set[str]) -> str | None:
-    t = token.strip()
-    if t.startswith("./"):
-        t = t[2:]
-    rooted = t.startswith("/")
-    t = t.lstrip("/")
-    if not t or t.endswith("/"):
-        return None
-    tries = [t] if rooted or not file_dir else [posixpath.join(file_dir, t), t]
-    for cand in tries:
-        cand = posixpath.normpath(cand)
-        if cand.startswith("..") or cand == ".":
-            continue
-        if cand in files:
-            return cand
-    return None
+                lines = split_lines(text)[start - 1:end] if text else []
+                rows.append((path, start, end, span_hash(lines) if lines else None))
+            out[n] = rows
+        return out
 
 
 # -- files -----------------------------------------------------------------------------------------
@@ -615,9 +767,18 @@ def _slug(text: str) -> str:
     return s[:60] or "untitled"
 
 
+_BOLD = re.compile(r"(?<![\w*])\*\*(?=\S)(.+?)(?<=\S)\*\*(?!\*)|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_]|\.\w)")
+
+
 def _clean(text: str) -> str:
-    text = re.sub(r"(\*\*|__)(.+?)\1", r"\2", text)
-    return re.sub(r"\s+", " ", text).strip()
+    """``text`` without bold markers, whitespace collapsed; code spans are left exactly as written."""
+    out, pos = [], 0
+    for m in _RCODE.finditer(text):
+        out.append(_BOLD.sub(lambda b: b.group(1) or b.group(2), text[pos:m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_BOLD.sub(lambda b: b.group(1) or b.group(2), text[pos:]))
+    return re.sub(r"\s+", " ", "".join(out)).strip()
 
 
 def _states_something(text: str) -> bool:
@@ -655,7 +816,7 @@ class _MarkdownImport:
         self.ctx = ctx
         self.view = _RepoView(ctx)
         self.out = Parsed()
-        self.pending: list[tuple[Item, str, _Mentions]] = []
+        self.pending: list[_Pending] = []
         self.done: set[Path] = set()
 
     # one file
@@ -714,23 +875,39 @@ class _MarkdownImport:
         items: list[Item] = []
         occurrences: dict[str, int] = {}
         file_dir = posixpath.dirname(rel) if rel is not None else ""
-        for block in split_blocks(lines[body:], body + 1):
+        module_dir = (_module_path(rel) or "") if rel is not None else ""
+        skipped: list[tuple[int, str]] = [(k + 1, "front matter") for k in range(body)]
+        repo_names = [self.ctx.repo_root.name if self.ctx.repo_root is not None else "", self.ctx.repository_id or ""]
+        for block in split_blocks(lines[body:], body + 1, skipped, repo_names):
             raw_text = block.text
+            span = range(block.start, block.end + 1)
             # @imports and memory index links are followed, not imported as statements
             for target in self._imports(raw_text):
                 nxt = self._import_job(job, target, source, module_path, applies_to)
                 if nxt is not None:
                     follow.append(nxt)
-            if kind == "memory_index":
+            if kind == "memory_index" and block.kind in ("bullet", "para"):
                 links = _index_links(raw_text, path.parent)
                 if links and re.match(r"^\s*\[", raw_text):
                     follow += [_Job(p, None, job.depth, job.boundary, True) for p in links]
+                    skipped += [(n, "index link (followed)") for n in span]
                     continue
+            refs = block.refs if block.refs is not None else find_refs(raw_text)
             statement = _clean(raw_text)
-            if not _states_something(statement):
-                continue
             if self._imports(raw_text) and len(re.findall(r"[A-Za-z0-9_]{2,}", _IMPORT.sub(" ", statement))) <= 12:
+                skipped += [(n, "@import pointer (followed)") for n in span]
                 continue  # "See @docs/x.md for the notes": a pointer, followed above
+            if block.lead and not refs:
+                skipped += [(n, "lead-in (the subject of the lines below)") for n in span]
+                continue
+            if not block.lead and block.kind in ("bullet", "para") and not _states_something(statement) and not refs:
+                skipped += [(n, "prose with nothing to check") for n in span]
+                continue
+            if not statement:
+                skipped += [(n, "empty") for n in span]
+                continue
+            if block.labels:  # the lead-in's subject: "Key directories: `src/api/` — HTTP handlers"
+                statement = ": ".join(_clean(lab) for lab in block.labels) + ": " + statement
             key = norm_text(statement)
             occurrences[key] = occurrences.get(key, 0) + 1
             anchor = f"{source}\x1f{key}" + (f"\x1f{occurrences[key]}" if occurrences[key] > 1 else "")
@@ -753,8 +930,9 @@ class _MarkdownImport:
                       tags=list(dict.fromkeys(tags)), evidence=evidence, proposer_type="markdown",
                       proposer_id=source, state_tags=["uncommitted"] if mode == "uncommitted" else [])
             items.append(it)
-            if self.view.repo is not None:
-                self.pending.append((it, file_dir if rel is not None else "", mentions_of(raw_text)))
+            if self.view.repo is not None and refs:
+                self.pending.append(_Pending(it, block.dirs, file_dir, module_dir, rel, refs))
+        self.out.skipped += [(source, n, why) for n, why in sorted(skipped)]
         if kind in ("memory_index", "memory_topic"):
             for earlier, (later, why) in find_corrections([it.statement for it in items]).items():
                 items[earlier].corrected_by = later
@@ -813,34 +991,37 @@ class _MarkdownImport:
     def resolve_mentions(self) -> None:
         if not self.pending or self.view.repo is None:
             return
-        files = self.view.files()
-        idents: set[str] = set()
-        for _, _, men in self.pending:
-            idents.update(men.idents)
-        symbols = self.view.find_symbols(idents)
-        head = self.ctx.head
-        for it, file_dir, men in self.pending:
-            own = it.evidence[0].get("path") if it.evidence else None
+        resolver = RefResolver(self.view.files(), self.ctx.head, self.view.definitions)
+        resolver.prefetch(r for p in self.pending for r in p.refs)
+        for p in self.pending:
+            heading = []
+            for d, explicit in p.dirs:  # a heading's folder: as written, or the one folder it names
+                hit = resolver.resolve_path(d, [p.file_dir, p.module_dir, ""], folder=True) if d else None
+                if hit is not None:
+                    heading.append(hit[0])
+                elif d and explicit:
+                    heading.append(d)
+            heading = tuple(dict.fromkeys(heading))
+            where = Where(heading, p.file_dir, p.module_dir, p.own)
             added: list[dict] = []
             seen: set[tuple] = set()
-            for token in men.paths:
-                p = _resolve_path(token, file_dir, files)
-                if p is None and "/" in token.strip("./") and "." in token.rsplit("/", 1)[-1]:
-                    # an explicit path the checkout does not have (deleted, renamed, mistyped): keep it as
-                    # evidence so maintenance sends the line to review naming the file
-                    p = token.strip().removeprefix("./").strip("/")
-                if p is None or p == own or ("file_span", p) in seen:
-                    continue
-                seen.add(("file_span", p))
-                added.append({"type": "file_span", "path": p, "commit_sha": head, "ref": "mention"})
-            for name in men.idents:
-                for path, start, end, h in symbols.get(name, ()):
-                    if ("symbol", path, name) in seen:
-                        continue
-                    seen.add(("symbol", path, name))
-                    added.append({"type": "symbol", "path": path, "commit_sha": head, "symbol": name,
-                                  "line_start": start, "line_end": end, "span_hash": h, "ref": "mention"})
-            it.evidence += added[:MAX_MENTIONS]
+            for ref in p.refs:
+                for ev in resolver.evidence(ref, where):
+                    key = (ev["type"], ev["path"], ev.get("symbol"), ev["ref"], ev.get("line_start"))
+                    if key not in seen:
+                        seen.add(key)
+                        added.append(ev)
+            p.item.evidence += added[:MAX_MENTIONS]
+
+
+@dataclass
+class _Pending:
+    item: Item
+    dirs: tuple[tuple[str, bool], ...]
+    file_dir: str
+    module_dir: str
+    own: str | None
+    refs: list[RawRef]
 
 
 def parse_markdown(files: list[Path], ctx: ImportContext) -> Parsed:

@@ -28,7 +28,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memtui.importers.formats import (ImportContext, Item, Parsed, line_of, load_json_lines, norm_text,
+from memtui.importers.records import (ImportContext, Item, Parsed, line_of, load_json_lines, norm_text,
                                       read_text, record_error, tag, type_for_label, type_for_text)
 from memtui.importers.reader import ImportFileError
 

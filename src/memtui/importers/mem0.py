@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memtui.importers.formats import (ImportContext, Item, Parsed, line_of, load_json_lines, parse_time,
+from memtui.importers.records import (ImportContext, Item, Parsed, line_of, load_json_lines, parse_time,
                                       read_text, record_error, tag, type_for_label, type_for_text)
 from memtui.importers.reader import ImportFileError
 

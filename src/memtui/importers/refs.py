@@ -1,0 +1,473 @@
+"""References a memory line names (paths, folders, globs, symbols, links) and their evidence.
+
+:func:`find_refs` reads one line of Markdown and returns what it names, literally (code spans are
+never rewritten); :class:`RefResolver` resolves them against the files of the repository at the
+anchor commit and turns each into one evidence dictionary (see :func:`RefResolver.evidence`).
+
+What counts as a reference:
+
+* code spans, taken literally: a path (``src/api/``, ``__init__.py``, ``Cargo.toml``, ``.env``,
+  ``Makefile``), a glob (``pkg/**/*.snap``), a symbol (``Class``, ``Class.method``, ``func()``,
+  ``snake_case``, ``camelCase``), a dotted Python module (``pkg.mod``: only lowercase identifiers,
+  two parts or more, not a version such as ``2.x``, not ``self.x``/``this.x``/``cls.x``, not a call on
+  a lowercase receiver). Commands inside a span (``pytest tests/unit``) contribute their path
+  tokens; flags, env vars, single lowercase words and ALL_CAPS names are not references;
+* Markdown links ``[text](path)`` (relative to the memory file first) and wiki links ``[[Beta]]``
+  (``Beta.md``/``Beta.mdx``, preferring the note's folder); ``@path`` imports;
+* plain text: ``dir/file.ext``, ``file.ext`` with a known extension, folders written ``dir/``,
+  globs, and calls ``snake_case()``/``camelCase()``. Guesses from prose (``a/b`` without an
+  extension, ``CamelCase`` words, ``Class.member``) count only when they resolve (``and/or``,
+  ``GitHub`` are words, not references).
+
+A reference is an *example* (no commit, never checked) when introduced by "e.g.", "for example",
+"for instance", "such as", "examples:" or "like", or when its name is a placeholder (``foo``,
+``bar``, ``baz``, ``example``, ``my_``/``your_``, ``xxx``, ``<name>``) that resolves nowhere.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+__all__ = ["RawRef", "find_refs", "RefResolver", "FILE_EXTS", "looks_like_path", "glob_regex", "example_before"]
+
+FILE_EXTS = frozenset({
+    "md", "mdc", "mdx", "markdown", "rst", "adoc", "txt", "py", "pyi", "pyx", "ipynb", "js", "mjs", "cjs", "ts",
+    "mts", "cts", "tsx", "jsx", "vue", "svelte", "astro", "json", "jsonc", "json5", "jsonl", "yaml", "yml", "toml",
+    "ini", "cfg", "conf", "env", "lock", "java", "kt", "kts", "scala", "groovy", "gradle", "go", "mod", "sum", "rs",
+    "rb", "php", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "m", "mm", "swift", "cs", "fs", "vb", "sql", "prisma",
+    "graphql", "gql", "proto", "sh", "bash", "zsh", "fish", "ps1", "bat", "cmd", "html", "htm", "css", "scss",
+    "sass", "less", "xml", "xsd", "svg", "png", "jpg", "jpeg", "gif", "webp", "ico", "pdf", "csv", "tsv", "log",
+    "properties", "tf", "tfvars", "hcl", "nix", "dockerfile", "snap", "lua", "r", "jl", "ex", "exs", "erl", "hs",
+    "ml", "clj", "dart", "zig", "nim", "pl", "pm", "el", "vim", "tex", "bib", "wasm", "so", "dll", "jar", "whl",
+    "gz", "zip", "tar", "db", "sqlite", "pem", "crt", "key", "template", "tmpl", "j2", "jinja", "hbs", "ejs",
+    "sol", "cu", "cuh", "cmake", "mk", "in", "pbxproj", "plist", "xcconfig", "storyboard", "xib", "resx", "csproj",
+    "sln", "editorconfig", "gitignore", "dockerignore", "npmrc", "nvmrc", "service", "spec"})
+_BARE_FILES = frozenset({"makefile", "dockerfile", "containerfile", "justfile", "procfile", "gemfile", "rakefile",
+                         "vagrantfile", "brewfile", "pipfile", "jenkinsfile", "codeowners", "license", "readme",
+                         "changelog", "gnumakefile", "tiltfile", "earthfile", "snakefile", "buildfile"})
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s)>\]`]+|\bmailto:[^\s)>\]]+", re.I)
+_WIKI = re.compile(r"!?\[\[([^\]|#\n]*)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
+_LINK = re.compile(r"!?\[((?:[^\]\n]|\][^(\n])*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_IMPORT = re.compile(r"(?:^|(?<=[\s(]))@([^\s)\]`'\",;]+)")
+_VERSION = re.compile(r"^v?\d+(?:\.(?:\d+|[xX*]))+(?:[-+.][\w.]*)?$|^v\d+$|^\d[\w.]*$")
+_IDENT_CALL = re.compile(r"^([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\([^()]*\))?$")
+_LOWER_ID = re.compile(r"^[a-z_][a-z0-9_]*$")
+_CAMEL = re.compile(r"^(?:[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|[A-Z]{2,}[a-z][A-Za-z0-9]*|[a-z][a-z0-9]*[A-Z]\w*)$")
+_PLAIN_CAMEL = re.compile(r"(?<![\w./@$`-])([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)(?![\w/`-])")
+_DOTTED_CLASS = re.compile(r"(?<![\w./@-])([A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(\(\))?(?![\w/-])")
+_CALL = re.compile(r"(?<![\w.$])((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]+|"
+                   r"[a-z][a-z0-9]*[A-Z]\w*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+))\(\)")
+_TOKEN = re.compile(r"[^\s()\[\]<>,;\"'|`]+")
+_GLOB_CHARS = re.compile(r"[*?]|\{[^{}]*,[^{}]*\}|\[[^\]]+\]")
+_PLACEHOLDER = re.compile(r"(?:^|[/_.\-\s])(?:foo|bar|baz|qux|quux|xxx+|yyy+|example)(?:$|[/_.\-\s(])|"
+                          r"(?:^|[/.\-])(?:my|your)[_\-]|<[^>]+>|\{\{|\.\.\.|…", re.I)
+_PLACEHOLDER_CAMEL = re.compile(r"^(?:My|Your|Foo|Bar|Baz|Example)[A-Z]")
+_RECEIVERS = frozenset({"self", "this", "cls", "super"})
+
+
+@dataclass
+class RawRef:
+    """One thing a line names, as written. ``kind``: ``path`` (a file or folder), ``glob``, ``symbol``,
+    ``module`` (a dotted module name, or failing that a symbol), ``wiki``; ``target``: as written;
+    ``symbol``: the name to look up (symbols, modules); ``start``: offset in the line (order);
+    ``literal``: a code span, link or table cell (kept even when it resolves nowhere); otherwise a
+    guess from prose, kept only when it resolves (paths without an extension, CamelCase words);
+    ``link``: relative to the memory file first; ``example``/``placeholder``: see the module doc;
+    ``bases``: folders to try first (a fenced tree's root)."""
+
+    kind: str
+    target: str
+    start: int
+    literal: bool = True
+    symbol: str | None = None
+    link: bool = False
+    example: bool = False
+    placeholder: bool = False
+    bases: tuple[str, ...] = ()
+
+
+def _mask(text: str, start: int, end: int) -> str:
+    return text[:start] + " " * (end - start) + text[end:]
+
+
+def example_before(text: str, start: int) -> bool:
+    """Whether what precedes offset ``start`` (in the same clause) introduces an example."""
+    seg = re.sub(r"\b[eE]\.\s?[gG]\.,?", " egmark ", text[:start])
+    seg = re.sub(r"\b[iI]\.\s?[eE]\.,?", " iemark ", seg)
+    seg = re.split(r"[;!?)]|\.(?=\s|$)|\s[—–]\s|\n", seg)[-1].casefold()
+    if re.search(r"egmark|\bfor example\b|\bfor instance\b|\bsuch as\b|\bexamples?\s*:|\bsay,", seg):
+        return True
+    return bool(re.search(r"\b(?:like|e\.g)\s*(?:(?:`[^`]*`|\S+)\s*(?:,|\bor\b|\band\b|/)\s*)*$", seg))
+
+
+def looks_like_path(token: str) -> bool:
+    """A file name with a known extension, a known extension-less file, or a dotfile."""
+    name = token.rsplit("/", 1)[-1]
+    if name.casefold() in _BARE_FILES:
+        return True
+    if re.fullmatch(r"\.[A-Za-z][\w.-]*", name):
+        return True
+    m = re.fullmatch(r"[\w@+-][\w.@+-]*\.([A-Za-z][A-Za-z0-9]{0,11})", name)
+    return bool(m) and m.group(1).casefold() in FILE_EXTS
+
+
+def _versionish(token: str) -> bool:
+    return any(_VERSION.match(part) for part in token.strip("/").split("/") if part)
+
+
+def _is_glob(token: str) -> bool:
+    return bool(_GLOB_CHARS.search(token)) and bool(re.search(r"[\w]", token)) and (
+        "/" in token or "." in token or "**" in token)
+
+
+def _code_refs(code: str, start: int) -> list[RawRef]:
+    """References of one code span (taken literally)."""
+    c = code.strip()
+    if not c or _URL.fullmatch(c):
+        return []
+    if any(ch.isspace() for ch in c):  # a command or a snippet: its path tokens
+        out = []
+        for m in _TOKEN.finditer(c):
+            tok = m.group(0).rstrip(".:!?")
+            if tok.startswith(("-", "$", "~", "@")) or "=" in tok or "://" in tok:
+                continue
+            if _is_glob(tok) and ("/" in tok or tok.startswith("*")):
+                out.append(RawRef("glob", tok, start + m.start()))
+            elif ("/" in tok and re.search(r"[A-Za-z0-9_]", tok) and not _versionish(tok)
+                  and not tok.startswith("/")) or looks_like_path(tok):
+                out.append(RawRef("path", tok, start + m.start()))
+        return out
+    if c.startswith(("-", "$", "~", "@", "#")) or "=" in c or c.startswith("<"):
+        return []
+    if _is_glob(c):
+        return [RawRef("glob", c, start)]
+    if "/" in c:
+        if not re.search(r"[A-Za-z0-9_]", c) or _versionish(c) or c.startswith("//"):
+            return []
+        return [RawRef("path", c, start)]
+    if _VERSION.match(c):
+        return []
+    if looks_like_path(c):
+        return [RawRef("path", c, start)]
+    m = _IDENT_CALL.match(c)
+    if not m:
+        return []
+    name, call = m.group(1), m.group(2) is not None
+    parts = name.split(".")
+    if len(parts) >= 2:
+        if parts[0] in _RECEIVERS:
+            return [RawRef("symbol", c, start, symbol=".".join(parts[1:]))]
+        if call and _LOWER_ID.match(parts[0]) and not all(_LOWER_ID.match(p) for p in parts[:-1]):
+            return [RawRef("symbol", c, start, symbol=".".join(parts[1:]))]
+        if all(_LOWER_ID.match(p) for p in parts) and not call and len(parts[-1]) >= 2 and \
+                parts[-1] not in FILE_EXTS:
+            return [RawRef("module", c, start, symbol=name)]
+        if call and _LOWER_ID.match(parts[0]):
+            return [RawRef("symbol", c, start, symbol=".".join(parts[1:]))]  # obj.method(): a method
+        return [RawRef("symbol", c, start, symbol=name)]
+    if name.isupper() and not call:
+        return []  # an env var or a constant
+    if call or "_" in name.strip("_") or _CAMEL.match(name) or (name[:1].isupper() and any(
+            ch.islower() for ch in name)):
+        return [RawRef("symbol", c, start, symbol=name)]
+    return []
+
+
+def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
+    """What ``text`` (one line or paragraph of Markdown) names, in order of appearance.
+    ``cells_literal``: a single-token ``text`` is read as a code span (a table cell)."""
+    refs: list[RawRef] = []
+    work = text
+    for m in _URL.finditer(work):
+        work = _mask(work, m.start(), m.end())
+    for m in _WIKI.finditer(work):
+        target = m.group(1).strip()
+        if target:
+            refs.append(RawRef("wiki", target, m.start(), link=True))
+        work = _mask(work, m.start(), m.end())
+    for m in _LINK.finditer(work):
+        target = m.group(2).split("#", 1)[0].split("?", 1)[0]
+        if target and not target.startswith(("mailto:", "tel:", "javascript:")):
+            kind = "glob" if _is_glob(target) else "path"
+            refs.append(RawRef(kind, target, m.start(2), link=True))
+        work = _mask(work, m.start(2) - 1, m.end())  # keep the link text: it may hold code spans
+    for m in _CODE_SPAN.finditer(work):
+        refs += _code_refs(m.group(2), m.start())
+        work = _mask(work, m.start(), m.end())
+    for m in _IMPORT.finditer(work):
+        target = m.group(1).rstrip(".:!?")
+        if "/" in target or looks_like_path(target):
+            refs.append(RawRef("path", target, m.start(), link=True))
+        work = _mask(work, m.start(), m.end())
+    stripped = work.strip()
+    if cells_literal and stripped and not any(ch.isspace() for ch in stripped):
+        start = work.index(stripped)
+        refs += _code_refs(stripped.rstrip(".,;:"), start)
+        work = ""
+    taken: list[tuple[int, int]] = []
+    for m in _CALL.finditer(work):
+        name = m.group(1)
+        parts = name.split(".")
+        sym = ".".join(parts[1:]) if len(parts) > 1 and (parts[0] in _RECEIVERS or _LOWER_ID.match(parts[0])) else name
+        refs.append(RawRef("symbol", name + "()", m.start(), symbol=sym))
+        taken.append((m.start(), m.end()))
+    for m in _DOTTED_CLASS.finditer(work):
+        if any(a <= m.start() < b for a, b in taken) or m.group(1).rsplit(".", 1)[-1].casefold() in FILE_EXTS:
+            continue
+        refs.append(RawRef("symbol", m.group(0), m.start(), literal=False, symbol=m.group(1)))
+        taken.append((m.start(), m.end()))
+    for m in _PLAIN_CAMEL.finditer(work):
+        if not any(a <= m.start() < b for a, b in taken):
+            refs.append(RawRef("symbol", m.group(1), m.start(), literal=False, symbol=m.group(1)))
+    for m in _TOKEN.finditer(work):
+        tok = m.group(0).strip("*_").rstrip(".:!?").lstrip("(")
+        if not tok or tok.startswith(("-", "$", "~", "@", "#")) or "=" in tok or any(a <= m.start() < b for a, b in taken):
+            continue
+        if _is_glob(tok):
+            refs.append(RawRef("glob", tok, m.start()))
+        elif "/" in tok:
+            if not re.search(r"[A-Za-z0-9_]", tok) or _versionish(tok):
+                continue
+            explicit = tok.endswith("/") or looks_like_path(tok) or tok.startswith(("./", "../"))
+            refs.append(RawRef("path", tok, m.start(), literal=explicit))
+        elif looks_like_path(tok) and not tok.startswith("."):
+            refs.append(RawRef("path", tok, m.start()))
+    refs.sort(key=lambda r: r.start)
+    for r in refs:
+        r.example = example_before(text, r.start)
+        r.placeholder = bool(_PLACEHOLDER.search(r.target) or _PLACEHOLDER_CAMEL.match(r.target))
+    return refs
+
+
+def glob_regex(pattern: str) -> re.Pattern:
+    """A regular expression for a path glob (``**`` crosses folders, ``*``/``?`` do not, ``{a,b}``)."""
+    out, i = "", 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out += "(?:.*/)?"
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out += ".*"
+            i += 2
+            continue
+        if c == "*":
+            out += "[^/]*"
+        elif c == "?":
+            out += "[^/]"
+        elif c == "{" and "}" in pattern[i:]:
+            j = pattern.index("}", i)
+            out += "(?:" + "|".join(re.escape(a) for a in pattern[i + 1:j].split(",")) + ")"
+            i = j + 1
+            continue
+        else:
+            out += re.escape(c)
+        i += 1
+    return re.compile(out + r"\Z")
+
+
+@dataclass
+class Where:
+    """Where a line sits: the folders it implies, in resolution order."""
+
+    heading: tuple[str, ...] = ()  # folders named by the enclosing headings / lead-ins (innermost last)
+    file_dir: str = ""  # the memory file's folder
+    module_dir: str = ""  # the folder the memory file is about (its scope)
+    own: str | None = None  # the memory file itself (never a reference)
+
+
+@dataclass
+class RefResolver:
+    """Resolves :class:`RawRef` against the files of the repository at ``head``.
+
+    ``definitions(names) -> {name: [(path, start, end, span_hash)]}``: the symbol index at ``head``."""
+
+    files: set[str]
+    head: str
+    definitions: Callable[[list[str]], dict[str, list[tuple[str, int, int, str | None]]]]
+    max_per_symbol: int = 3  # files; a name defined in more is kept once, without a path
+    folders: set[str] = field(init=False)
+    _by_name: dict[str, list[str]] = field(init=False)
+    _defs: dict[str, list[tuple[str, int, int, str | None]]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.folders = set()
+        self._by_name = {}
+        for f in self.files:
+            parts = f.split("/")
+            for i in range(1, len(parts)):
+                self.folders.add("/".join(parts[:i]))
+            self._by_name.setdefault(parts[-1], []).append(f)
+        for d in self.folders:
+            self._by_name.setdefault(d.rsplit("/", 1)[-1], []).append(d)
+        self._defs = {}
+
+    def is_folder(self, path: str) -> bool:
+        return path.strip("/") in self.folders
+
+    def prefetch(self, refs: Iterable[RawRef]) -> None:
+        """Look the symbols of ``refs`` up in one batch."""
+        names = sorted({r.symbol for r in refs if r.symbol and r.kind in ("symbol", "module")} - set(self._defs))
+        if names:
+            found = self.definitions(names)
+            for n in names:
+                self._defs[n] = list(found.get(n, ()))
+
+    def _defs_of(self, name: str) -> list[tuple[str, int, int, str | None]]:
+        if name not in self._defs:
+            self.prefetch([RawRef("symbol", name, 0, symbol=name)])
+        return self._defs[name]
+
+    @staticmethod
+    def _norm(base: str, target: str) -> str | None:
+        p = posixpath.normpath(posixpath.join(base, target)) if base else posixpath.normpath(target)
+        if p.startswith("..") or p in (".", ""):
+            return None
+        return p
+
+    def bases(self, ref: RawRef, where: Where) -> list[str]:
+        heading = list(where.heading)
+        joined = [posixpath.join(*heading[:i + 1]) for i in range(len(heading))] if heading else []
+        order = ([where.file_dir] if ref.link else []) + list(ref.bases) + list(reversed(joined)) + \
+            list(reversed(heading)) + [where.file_dir, where.module_dir, ""]
+        return list(dict.fromkeys(order))
+
+    def resolve_path(self, target: str, bases: list[str], *, folder: bool = False) -> tuple[str, bool] | None:
+        """(repository path, is a folder) for ``target`` tried under each base, then as a unique suffix."""
+        t = target.strip()
+        rooted = t.startswith("/")
+        t = t.lstrip("/")
+        while t.startswith("./"):
+            t = t[2:]
+        t = t.rstrip("/")
+        if not t:
+            return None
+        for base in ([""] if rooted else bases):
+            p = self._norm(base, t)
+            if p is None:
+                continue
+            if not folder and p in self.files:
+                return p, False
+            if p in self.folders:
+                return p, True
+        if t.startswith("../") or t == "..":
+            return None
+        tail = posixpath.normpath(t)
+        hits = [p for p in self._by_name.get(tail.rsplit("/", 1)[-1], ())
+                if (p == tail or p.endswith("/" + tail)) and (not folder or p in self.folders)]
+        if len(hits) == 1:
+            return hits[0], hits[0] in self.folders
+        return None
+
+    def _implied(self, ref: RawRef, where: Where) -> str:
+        """The folder an unresolved relative reference most plausibly lives in."""
+        if ref.bases:
+            return ref.bases[0]
+        if ref.link:
+            return where.file_dir
+        for h in reversed(where.heading):
+            if h in self.folders:
+                return h
+        return where.heading[-1] if where.heading else where.module_dir
+
+    def _plausible(self, target: str, ref: RawRef, where: Where) -> str:
+        t = target.strip()
+        if t.startswith("/"):
+            return posixpath.normpath(t.lstrip("/")) or t
+        while t.startswith("./"):
+            t = t[2:]
+        p = self._norm(self._implied(ref, where), t.rstrip("/"))
+        return p if p is not None else posixpath.normpath(t.rstrip("/"))
+
+    def evidence(self, ref: RawRef, where: Where) -> list[dict]:
+        """The evidence dictionaries of one reference (empty: not a reference after all, e.g. a prose
+        guess that resolves nowhere, or the memory file itself)."""
+        bases = self.bases(ref, where)
+        out: list[dict] = []
+
+        def add(type_: str, path: str | None, example: bool, **extra) -> None:
+            ev = {"type": type_, "ref": "example" if example else "mention", "target": ref.target, "path": path}
+            if not example:
+                ev["commit_sha"] = self.head
+            ev.update(extra)
+            out.append(ev)
+
+        if ref.kind == "glob":
+            t = ref.target.lstrip("/") if ref.target.startswith("/") else ref.target
+            rx = glob_regex(t.removeprefix("./"))
+            chosen = None
+            for base in ([""] if ref.target.startswith("/") else bases):
+                prefix = base + "/" if base else ""
+                if any(f.startswith(prefix) and rx.match(f[len(prefix):]) for f in self.files):
+                    chosen = prefix + t.removeprefix("./")
+                    break
+            if chosen is None:
+                implied = "" if ref.target.startswith("/") else self._implied(ref, where)
+                chosen = (implied + "/" if implied else "") + t.removeprefix("./")
+            add("glob", chosen, ref.example or ref.placeholder)
+            return out
+        if ref.kind == "wiki":
+            hit = self._wiki(ref.target, where)
+            if hit is not None and hit == where.own:
+                return []
+            path = hit or self._plausible(ref.target + ".md", ref, where)
+            add("file_span", path, ref.example or (ref.placeholder and hit is None))
+            return out
+        if ref.kind == "path":
+            want_folder = ref.target.endswith("/")
+            hit = self.resolve_path(ref.target, bases, folder=want_folder)
+            if hit is None and not ref.literal:
+                return []
+            if hit is not None and hit[0] == where.own:
+                return []
+            example = ref.example or (ref.placeholder and hit is None)
+            if hit is not None:
+                add("folder" if hit[1] else "file_span", hit[0], example)
+            else:
+                add("folder" if want_folder else "file_span", self._plausible(ref.target, ref, where), example)
+            return out
+        if ref.kind == "module":
+            parts = ref.symbol.split(".")
+            for cand in ("/".join(parts) + ".py", "/".join(parts) + "/__init__.py", "/".join(parts) + ".pyi"):
+                hit = self.resolve_path(cand, bases + ["src"])
+                if hit is not None and not hit[1]:
+                    add("file_span", hit[0], ref.example)
+                    return out
+        # symbols (and dotted names that are not a module file)
+        defs = self._defs_of(ref.symbol or ref.target)
+        if not defs and not ref.literal:
+            return []
+        example = ref.example or (ref.placeholder and not defs)
+        if defs and len({d[0] for d in defs}) <= self.max_per_symbol:
+            for path, start, end, h in defs:
+                extra = {"symbol": ref.symbol, "line_start": start, "line_end": end}
+                if h:
+                    extra["span_hash"] = h
+                add("symbol", path, example, **extra)
+        else:
+            add("symbol", None, example, symbol=ref.symbol)
+        return out
+
+    def _wiki(self, name: str, where: Where) -> str | None:
+        base = name.strip().strip("/")
+        names = [base] if base.casefold().endswith((".md", ".mdx")) else [base + ".md", base + ".mdx"]
+        for n in names:
+            for folder in (where.file_dir, ""):
+                p = self._norm(folder, n)
+                if p is not None and p in self.files:
+                    return p
+        hits = sorted({p for n in names for p in self._by_name.get(n.rsplit("/", 1)[-1], ())
+                       if p in self.files and (p == n or p.endswith("/" + n))})
+        if not hits:
+            return None
+
+        def closeness(p: str) -> tuple[int, int, str]:
+            common = posixpath.commonpath([p, where.file_dir or "."]) if where.file_dir else ""
+            return (-len(common.split("/")) if common else 0, p.count("/"), p)
+
+        return min(hits, key=closeness)

@@ -1,0 +1,235 @@
+"""References a Markdown memory line names become evidence (paths, folders, globs, symbols, links).
+
+Each test builds a real git repository in tmp_path with a memory file and the source files it names,
+imports it through the parser the CLI uses (``parse_markdown`` with the pipeline's context), and
+compares the evidence with dictionaries worked out by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memtui.importers.markdown import parse_markdown
+from memtui.importers.pipeline import _context
+
+GIT_ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
+           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
+           "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def make_repo(root: Path, files: dict[str, str]) -> str:
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-gpg-sign", "-m", "initial")
+    return git(root, "rev-parse", "HEAD")
+
+
+def parse(root: Path, rel: str = "AGENTS.md"):
+    path = root / rel
+    return parse_markdown([path], _context([path], None, None, True))
+
+
+def refs_of(parsed, fragment: str) -> list[dict]:
+    """The reference evidence (all but the memory's own span) of the one item whose statement holds ``fragment``."""
+    found = [it for it in parsed.items if fragment in it.statement]
+    assert len(found) == 1, (fragment, [it.statement for it in parsed.items])
+    return found[0].evidence[1:]
+
+
+def item(parsed, fragment: str):
+    (it,) = [it for it in parsed.items if fragment in it.statement]
+    return it
+
+
+def sha(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+RUNNER = "class JobRunner:\n    def run(self):\n        return 1\n"
+SESSION = "class Db:\n    def session(self):\n        return None\n"
+
+AGENTS = """\
+# Project
+
+Key directories:
+
+- `src/api/` — HTTP handlers
+- `src/app/__init__.py` makes **app** a package; snapshots live in `__snapshots__/`
+
+| Path | Purpose |
+|---|---|
+| src/app/ | the application |
+| ├─jobs/ | JobRunner |
+
+```text
+src/
+├── api/
+│   └── routes/
+│       └── main.py   # entry point
+└── missing.py
+```
+
+### API (`src/api`)
+
+- Routes live in `routes/main.py`.
+
+## Notes
+
+- Handlers are registered in `handlers/registry.py`.
+- Release from the `2.x` branch; Rust settings are in `Cargo.toml`; use `self.session()` per request.
+- Snapshots match `pkg/**/*.snap`.
+- Name handlers after their route (e.g. `my_handler.py`).
+- See [the guide](docs/guide.md) and [[Beta]].
+- The old exporter was `tools/export.py`.
+- It is a small service written with care and love.
+
+```bash
+make test
+```
+"""
+
+
+@pytest.fixture
+def repo(tmp_path) -> tuple[Path, str]:
+    root = tmp_path / "shop"
+    head = make_repo(root, {
+        "AGENTS.md": AGENTS,
+        "src/api/routes/main.py": "def main():\n    return 0\n",
+        "src/app/__init__.py": "",
+        "src/app/jobs/runner.py": RUNNER,
+        "src/app/db.py": SESSION,
+        "src/app/__snapshots__/a.snap": "x\n",
+        "plugins/web/handlers/registry.py": "REGISTRY = {}\n",
+        "pkg/ui/__snapshots__/b.snap": "y\n",
+        "Cargo.toml": "[package]\n",
+        "docs/guide.md": "# Guide\n",
+        "notes/Beta.md": "# Beta\n",
+        "notes/deep/Beta.mdx": "# Other beta\n",
+    })
+    return root, head
+
+
+def test_list_lead_in_subject_and_literal_code_spans(repo):
+    root, head = repo
+    parsed = parse(root)
+    handlers = item(parsed, "HTTP handlers")
+    assert handlers.statement == "Key directories: `src/api/` — HTTP handlers"
+    assert handlers.evidence[0]["line_start"] == handlers.evidence[0]["line_end"] == 5  # its own line
+    assert handlers.evidence[1:] == [
+        {"type": "folder", "ref": "mention", "target": "src/api/", "path": "src/api", "commit_sha": head}]
+    init = item(parsed, "__init__.py")
+    # bold markers are removed outside code spans only: `__init__.py` and `__snapshots__/` stay as written
+    assert init.statement == ("Key directories: `src/app/__init__.py` makes app a package; snapshots live in "
+                              "`__snapshots__/`")
+    assert init.evidence[1:] == [
+        {"type": "file_span", "ref": "mention", "target": "src/app/__init__.py", "path": "src/app/__init__.py",
+         "commit_sha": head},
+        # a folder found once as a suffix of the checkout's folders (src/app/__snapshots__, pkg/ui/__snapshots__
+        # are two: no unique match), so it stays the literal path, rooted at the repository
+        {"type": "folder", "ref": "mention", "target": "__snapshots__/", "path": "__snapshots__", "commit_sha": head}]
+
+
+def test_table_rows_and_tree_column(repo):
+    root, head = repo
+    parsed = parse(root)
+    assert refs_of(parsed, "the application") == [
+        {"type": "folder", "ref": "mention", "target": "src/app/", "path": "src/app", "commit_sha": head}]
+    jobs = item(parsed, "JobRunner")
+    assert jobs.statement == "Path: `src/app/jobs/`; Purpose: JobRunner"  # the table does not follow the lead-in
+    assert jobs.evidence[1:] == [
+        {"type": "folder", "ref": "mention", "target": "src/app/jobs/", "path": "src/app/jobs", "commit_sha": head},
+        {"type": "symbol", "ref": "mention", "target": "JobRunner", "path": "src/app/jobs/runner.py",
+         "commit_sha": head, "symbol": "JobRunner", "line_start": 1, "line_end": 3, "span_hash": sha(RUNNER)}]
+
+
+def test_fenced_tree_entries_relative_to_the_root(repo):
+    root, head = repo
+    parsed = parse(root)
+    assert refs_of(parsed, "`src/`") == [
+        {"type": "folder", "ref": "mention", "target": "src/", "path": "src", "commit_sha": head}]
+    main = item(parsed, "entry point")
+    assert main.statement == "`src/api/routes/main.py` — entry point"
+    assert main.evidence[1:] == [
+        {"type": "file_span", "ref": "mention", "target": "api/routes/main.py", "path": "src/api/routes/main.py",
+         "commit_sha": head}]
+    # an entry the checkout does not have: kept, under the tree's root, anchored at HEAD (unresolvable)
+    assert refs_of(parsed, "`src/missing.py`") == [
+        {"type": "file_span", "ref": "mention", "target": "missing.py", "path": "src/missing.py", "commit_sha": head}]
+
+
+def test_heading_folder_and_unique_suffix(repo):
+    root, head = repo
+    parsed = parse(root)
+    assert refs_of(parsed, "Routes live in") == [
+        {"type": "file_span", "ref": "mention", "target": "routes/main.py", "path": "src/api/routes/main.py",
+         "commit_sha": head}]
+    assert refs_of(parsed, "registered in") == [
+        {"type": "file_span", "ref": "mention", "target": "handlers/registry.py",
+         "path": "plugins/web/handlers/registry.py", "commit_sha": head}]
+
+
+def test_not_modules_globs_examples_links_and_unresolved(repo):
+    root, head = repo
+    parsed = parse(root)
+    # `2.x` is a version, `Cargo.toml` a file, `self.session()` a method: none is guessed as a module
+    assert refs_of(parsed, "Release from") == [
+        {"type": "file_span", "ref": "mention", "target": "Cargo.toml", "path": "Cargo.toml", "commit_sha": head},
+        {"type": "symbol", "ref": "mention", "target": "self.session()", "path": "src/app/db.py", "commit_sha": head,
+         "symbol": "session", "line_start": 2, "line_end": 3, "span_hash": sha("    def session(self):\n"
+                                                                               "        return None\n")}]
+    assert refs_of(parsed, "Snapshots match") == [
+        {"type": "glob", "ref": "mention", "target": "pkg/**/*.snap", "path": "pkg/**/*.snap", "commit_sha": head}]
+    assert refs_of(parsed, "Name handlers") == [  # an example: no commit, never checked
+        {"type": "file_span", "ref": "example", "target": "my_handler.py", "path": "my_handler.py"}]
+    assert refs_of(parsed, "the guide") == [
+        {"type": "file_span", "ref": "mention", "target": "docs/guide.md", "path": "docs/guide.md", "commit_sha": head},
+        {"type": "file_span", "ref": "mention", "target": "Beta", "path": "notes/Beta.md", "commit_sha": head}]
+    assert refs_of(parsed, "old exporter") == [
+        {"type": "file_span", "ref": "mention", "target": "tools/export.py", "path": "tools/export.py",
+         "commit_sha": head}]
+    # prose with nothing to check is still imported, without references
+    assert refs_of(parsed, "written with care") == []
+
+
+def test_wiki_link_prefers_the_notes_folder(tmp_path):
+    root = tmp_path / "notes-repo"
+    head = make_repo(root, {"memory-bank/activeContext.md": "- Next: finish [[Beta]] and [[Gamma]].\n",
+                            "memory-bank/Beta.md": "# Beta\n", "archive/Beta.md": "# old\n"})
+    parsed = parse(root, "memory-bank/activeContext.md")
+    assert refs_of(parsed, "finish") == [
+        {"type": "file_span", "ref": "mention", "target": "Beta", "path": "memory-bank/Beta.md", "commit_sha": head},
+        {"type": "file_span", "ref": "mention", "target": "Gamma", "path": "memory-bank/Gamma.md", "commit_sha": head}]
+
+
+def test_skipped_lines_are_listed_with_why(repo):
+    root, _ = repo
+    parsed = parse(root)
+    skipped = {(line, why) for source, line, why in parsed.skipped if source == "AGENTS.md"}
+    lines = AGENTS.splitlines()
+
+    def at(needle: str) -> int:
+        return next(i for i, ln in enumerate(lines, start=1) if ln.startswith(needle))
+
+    assert {(1, "heading"), (2, "blank"), (at("Key directories:"), "lead-in (the subject of the lines below)"),
+            (at("| Path"), "table header"), (at("|---"), "table separator"), (at("```text"), "code fence"),
+            (at("### API"), "heading"), (at("make test"), "code block"), (at("```bash"), "code fence")} <= skipped
+    # every line is either part of a memory or listed as skipped
+    covered = {ln for it in parsed.items for ln in range(it.evidence[0]["line_start"], it.evidence[0]["line_end"] + 1)}
+    assert covered | {line for line, _ in skipped} == set(range(1, len(lines) + 1))
+    assert not covered & {line for line, _ in skipped}
