@@ -146,7 +146,10 @@ def names(e, text: str) -> bool:
     if (e.target or "").strip().strip("`") in (t, bare) or (e.symbol and e.symbol in (t, t.rstrip("()"))):
         return True
     p = (e.path or "").rstrip("/")
-    return bool(p) and bare and "/" in bare and (p == bare or p.endswith("/" + bare))
+    if p and bare and (p == bare.removeprefix("./") or p.endswith("/" + bare.removeprefix("./"))):
+        return True  # held under the full path it resolved to (a tree entry, a heading's folder)
+    w = (e.target or "").strip().rstrip("/")
+    return bool(w) and "/" in w and (w.endswith("/" + bare) or bare.endswith("/" + w))
 
 
 def score(spec: dict, memories, spans, evidence) -> dict:

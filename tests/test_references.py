@@ -292,3 +292,33 @@ def test_symbols_exist_move_and_disappear(tmp_path):
                                                                              removed)
     assert checks[4].status == "unresolvable" and verdicts["m2"].outcome == "keep"
     assert verdicts["m1"].outcome == "needs_review"
+
+
+def test_restructured_folders_globs_and_suffixes(tmp_path):
+    r = Repo(tmp_path / "r")
+    for n in range(4):
+        r.write(f"src/adapters/a{n}.ts", f"export const a{n} = {n};\n")
+        r.write(f"testing/t{n}.test", f"test {n}\n")
+    r.write(".claude-plugin/plugin.json", "{}\n")
+    r.write("other/plugin.json", "{\"x\": 1}\n")
+    anchor = r.commit("start")
+    # a monorepo split: files deleted, then added rewritten under packages/ (no rename git sees)
+    for n in range(4):
+        r.rm(f"src/adapters/a{n}.ts")
+    r.rm(".claude-plugin/plugin.json")
+    split = r.commit("remove old layout")
+    for n in range(4):
+        r.write(f"packages/adapters/src/a{n}.ts", f"// rewritten\nexport function a{n}() {{ return {n} * 2; }}\n")
+        r.mv(f"testing/t{n}.test", f"testing/system/t{n}.test")
+    r.write("plugins/beads/.claude-plugin/plugin.json", "{\"name\": \"beads\"}\n")
+    moved = r.commit("new layout")
+    checks, _ = check_of(r, [
+        mention(1, "src/adapters", anchor, typ="folder", target="adapters/"),
+        mention(2, "testing/*.test", anchor, typ="glob", target="./testing/*.test"),
+        mention(3, ".claude-plugin/plugin.json", anchor),
+    ])
+    assert (checks[1].status, checks[1].current_path) == ("changed", "packages/adapters/src")
+    assert "adapters/ (src/adapters)" in checks[1].reason and split[:7] in checks[1].reason
+    assert (checks[2].status, checks[2].current_path, checks[2].moved_in) == ("changed", "testing/system/*.test",
+                                                                              moved)
+    assert (checks[3].status, checks[3].current_path) == ("changed", "plugins/beads/.claude-plugin/plugin.json")

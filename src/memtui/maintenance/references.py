@@ -57,6 +57,15 @@ def written(ev: Any) -> str:
     return ev.target or ev.symbol or ev.path or "?"
 
 
+def _named(ev: Any) -> str:
+    """How a reason names the reference: as written, with the path it resolved to when that
+    differs (``balance.rb (app/models/account/balance.rb)``), so both can be found in the reason."""
+    w = written(ev)
+    if ev.type != "symbol" and ev.path and ev.path.rstrip("/") != w.rstrip("/").removeprefix("./"):
+        return f"{w} ({ev.path})"
+    return w
+
+
 def _short(sha: str | None) -> str:
     return (sha or "")[:7]
 
@@ -123,7 +132,7 @@ class _Checker:
     # -- paths -------------------------------------------------------------------------------
 
     def check_path(self, ev, kind: str):
-        w, anchor = written(ev), ev.commit_sha
+        w, anchor = _named(ev), ev.commit_sha
         path = safe_repo_path(ev.path)
         if path is None:
             return self.result(ev, "unverifiable", "bad_path",
@@ -158,11 +167,23 @@ class _Checker:
         if trail.path is not None and trail.path != path and self.head_tree.exists(trail.path):
             return trail.path, trail.last_commit, "history"
         commit = trail.steps[0].commit if trail.steps else None
-        name = path.rsplit("/", 1)[-1]
-        same = [p for p in self.head_tree.by_name.get(name, ()) if not at.exists(p)]
-        if len(same) == 1:
-            return same[0], commit, "name"
-        return None, commit, ""
+        same = self._same_name(path, at)
+        return (same, commit, "name") if same else (None, commit, "")
+
+    def _same_name(self, path: str, at: Tree) -> str | None:
+        """The one file at HEAD (new since the anchor) ending with the longest tail of ``path``
+        that only one such file has: ``.claude-plugin/plugin.json`` before ``plugin.json``."""
+        parts = path.split("/")
+        name = parts[-1]
+        cands = [p for p in self.head_tree.by_name.get(name, ()) if not at.exists(p)]
+        for k in range(len(parts), 0, -1):
+            tail = "/".join(parts[-k:])
+            hits = [p for p in cands if p == tail or p.endswith("/" + tail)]
+            if len(hits) == 1:
+                return hits[0]
+            if len(hits) > 1:
+                return None
+        return None
 
     def _folder_move(self, anchor: str, path: str, at: Tree) -> tuple[str | None, str | None, str]:
         prefix = path + "/"
@@ -170,21 +191,28 @@ class _Checker:
         targets: Counter = Counter()
         commits: Counter = Counter()
         deleted_in: Counter = Counter()
+        named: Counter = Counter()
         for f in inside:
             rest = f[len(prefix):]
             trail = self.history.follow(anchor, f)
-            if trail.path is None:
+            if trail.path is None or trail.path == f or not self.head_tree.exists(trail.path):
                 if trail.steps:
                     deleted_in[trail.last_commit] += 1
+                same = self._same_name(f, at)  # delete + add in a restructuring
+                if same and same.endswith("/" + rest):
+                    named[same[:-len(rest) - 1]] += 1
                 continue
-            if trail.path != f and trail.path.endswith("/" + rest):
+            if trail.path.endswith("/" + rest):
                 new_dir = trail.path[:-len(rest) - 1]
                 targets[new_dir] += 1
                 commits[trail.last_commit] += 1
-        if targets:
-            new_dir, n = targets.most_common(1)[0]
-            if n * 2 >= len(inside) and self.head_tree.is_dir(new_dir):
-                return new_dir, commits.most_common(1)[0][0], "history"
+        votes = targets + named
+        if votes:
+            new_dir, n = votes.most_common(1)[0]
+            if n * 3 >= len(inside) and self.head_tree.is_dir(new_dir) and not at.is_dir(new_dir):
+                commit = commits.most_common(1)[0][0] if commits else (
+                    deleted_in.most_common(1)[0][0] if deleted_in else None)
+                return new_dir, commit, "history" if targets[new_dir] else "name"
         commit = deleted_in.most_common(1)[0][0] if deleted_in else (
             commits.most_common(1)[0][0] if commits else None)
         name = path.rsplit("/", 1)[-1]
@@ -200,7 +228,38 @@ class _Checker:
         now = glob_match(pattern, self.head_tree.files)
         if now:
             return self.result(ev, "valid", "exists", f"{w} matches {len(now)} file(s) at HEAD", "none")
+        moved, commit = self._glob_move(ev.commit_sha, pattern, glob_match(pattern, at.files))
+        if moved:
+            where = f" in {_short(commit)}" if commit else ""
+            return self.result(ev, "changed", "path_moved", f"{w} was moved to {moved}{where}", "medium", moved,
+                               moved_in=commit)
         return self.result(ev, "deleted", "glob_unmatched", f"{w} matches no file at HEAD any more", "high")
+
+    def _glob_move(self, anchor: str, pattern: str, matched: list[str]) -> tuple[str | None, str | None]:
+        """The glob with its literal folder replaced by where most of its files went, if they went
+        to one folder (``testing/*.test`` -> ``testing/system/*.test``)."""
+        segs = pattern.removeprefix("./").split("/")
+        lit = []
+        for seg in segs[:-1]:
+            if any(c in seg for c in "*?[{"):
+                break
+            lit.append(seg)
+        prefix = "/".join(lit)
+        votes: Counter = Counter()
+        commits: Counter = Counter()
+        for f in matched[:_MAX_FOLDER_FILES]:
+            rest = f[len(prefix) + 1:] if prefix else f
+            trail = self.history.follow(anchor, f)
+            if trail.path and trail.path != f and trail.path.endswith("/" + rest):
+                votes[trail.path[:-len(rest) - 1]] += 1
+                commits[trail.last_commit] += 1
+        if not votes:
+            return None, None
+        new_prefix, n = votes.most_common(1)[0]
+        if n * 3 < len(matched[:_MAX_FOLDER_FILES]):
+            return None, None
+        tail = "/".join(segs[len(lit):])
+        return (f"{new_prefix}/{tail}" if new_prefix else tail), commits.most_common(1)[0][0]
 
     # -- symbols -----------------------------------------------------------------------------
 
