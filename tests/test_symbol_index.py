@@ -208,7 +208,7 @@ EXPECTED = {
                       ("Api.call", 28, 28), ("Other", 31, 35), ("Other.go", 32, 34)],
     "web/App.tsx": [("App", 1, 3), ("View", 5, 9), ("View.render", 6, 8)],
     "web/util.mjs": [("Store", 1, 5), ("Store.get", 2, 4), ("makeStore", 7, 7), ("ids", 9, 9),
-                     ("api", 11, 13)],
+                     ("api", 11, 13), ("api.fetchAll", 12, 12)],
     "web/legacy.cjs": [("legacy", 1, 3)],
     "web/Button.jsx": [("Button", 1, 3)],
     "go/router.go": [("Router", 4, 6), ("Reader", 9, 11), ("Reader.Read", 10, 10), ("ID", 12, 12),
@@ -262,7 +262,8 @@ def test_dotted_suffix_rule_and_mentions_are_not_definitions(repo):
          "com.acme.RuleRegistry", "fetchAll", "Api.call", "NoSuchThing", ""])
     assert found["Other.route"] == []  # Other exists (py, ts) but has no route; mentioned in comments/README
     assert found["Ghost"] == []  # only in Markdown and a string
-    assert found["fetchAll"] == []  # object-literal method, not a class member
+    # a method of an object literal a top-level variable holds is a definition (``api.fetchAll``)
+    assert [(d.name, d.start_line) for d in found["fetchAll"]] == [("api.fetchAll", 12)]
     assert found["NoSuchThing"] == [] and found[""] == []
     assert [(d.path, d.name) for d in found["route"]] == [
         ("py/router.py", "Router.route"), ("rs/lib.rs", "Router.route"), ("web/router.ts", "Router.route")]
@@ -329,3 +330,16 @@ def test_java_and_python_lookups_unchanged_and_calls_in_new_languages():
     assert call_sites(rs, "a.rs", "A.run") == [("new", 3), ("Router.new", 3), ("go", 4), ("self.go", 4)]
     go = "package a\n\nfunc (a A) Run() {\n\tpkg.New()\n}\n"
     assert call_sites(go, "a.go", "A.Run") == [("New", 4), ("pkg.New", 4)]
+
+
+def test_typescript_object_type_and_object_literal_methods():
+    """``type Mode = { shouldTrigger(): boolean }`` and a top-level ``const tagMode = { shouldTrigger() {} }``
+    define methods; an object literal inside a function does not (seen on anthropics/claude-code-action)."""
+    from memtui.sources.symbols import SymbolIndex
+
+    src = ("export type Mode = {\n  shouldTrigger(context: Ctx): boolean;\n};\n"
+           "export const tagMode: Mode = {\n  shouldTrigger(context) {\n    return true;\n  },\n};\n"
+           "function outer() { const o = { inner() { return 1; } }; }\n")
+    found = [(s.name, s.start_line, s.end_line) for s in SymbolIndex().symbols(src, "modes.ts")]
+    assert found == [("Mode", 1, 3), ("Mode.shouldTrigger", 2, 2), ("tagMode", 4, 8),
+                     ("tagMode.shouldTrigger", 5, 7), ("outer", 9, 9)]

@@ -232,7 +232,17 @@ def _def_names(lang: str, node) -> list[tuple[str, ...]]:
                 and decl.children[0].type == "const"
             return [name] if is_const or (value is not None and value.type in _FUNC_VALUES) else []
         if t in ("method_definition", "abstract_method_signature", "method_signature"):
-            if node.parent is None or node.parent.type not in ("class_body", "interface_body"):
+            parent = node.parent
+            owner = parent.parent if parent is not None else None
+            # methods of classes and interfaces; of an object type a type alias names
+            # (``type Mode = { shouldTrigger(): boolean }``); of an object literal a top-level
+            # variable holds (``export const tagMode: Mode = { shouldTrigger() {...} }``)
+            if parent is None or not (parent.type in ("class_body", "interface_body")
+                                      or (parent.type == "object_type" and owner is not None
+                                          and owner.type == "type_alias_declaration")
+                                      or (parent.type == "object" and owner is not None
+                                          and owner.type == "variable_declarator"
+                                          and owner.parent is not None and _top_level(owner.parent))):
                 return []
         elif t in ("public_field_definition", "field_definition"):
             value = node.child_by_field_name("value")
