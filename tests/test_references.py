@@ -322,3 +322,52 @@ def test_restructured_folders_globs_and_suffixes(tmp_path):
     assert (checks[2].status, checks[2].current_path, checks[2].moved_in) == ("changed", "testing/system/*.test",
                                                                               moved)
     assert (checks[3].status, checks[3].current_path) == ("changed", "plugins/beads/.claude-plugin/plugin.json")
+
+
+async def test_tui_accepts_the_proposed_edit_of_a_moved_path(sqlite_engine, tmp_path):
+    """Import AGENTS.md, move the file it names, maintain: the queue shows the proposed statement
+    and E makes it the statement, the reference now naming the new path; a to approve after."""
+    from textual.widgets import DataTable
+
+    from memtui.app import MemtuiApp
+    from memtui.importers.formats import import_paths
+    from memtui.maintenance.repositories import register_repository
+    from memtui.widgets.memory_detail import MemoryDetail
+
+    r = Repo(tmp_path / "r")
+    r.write("src/billing/refund.py", "def refund():\n    return 1\n")
+    r.write("AGENTS.md", "# Billing\n\n- Refunds are issued in `src/billing/refund.py` only.\n")
+    r.commit("start")
+    import_paths(sqlite_engine, [r.path / "AGENTS.md"], LEAD, repo_dir=r.path, repository_id="shop")
+    register_repository(sqlite_engine, "shop", r.path)
+    r.mv("src/billing/refund.py", "src/payments/refund.py")
+    r.commit("move")
+    maintain(sqlite_engine, now=NOW, only=["revalidate"])
+    svc = ReviewService(sqlite_engine)
+    (mid,) = [i.memory_id for i in svc.queue_page()]
+    detail = svc.detail(mid)
+    assert detail.state == "needs_review"
+    assert detail.proposed_statement == "Refunds are issued in `src/payments/refund.py` only."
+    app = MemtuiApp(sqlite_engine, LEAD)
+    async with app.run_test(size=(140, 30)) as pilot:
+        for _ in range(3):
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+        pane = app.screen.query_one("#detail", MemoryDetail)
+        shown = "\n".join(line.plain for line in pane.lines)
+        assert "Proposed edit" in shown and "src/payments/refund.py" in shown
+        await pilot.press("E")
+        for _ in range(3):
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+        assert app.screen.query_one("#queue", DataTable).row_count == 1
+    after = svc.detail(mid)
+    assert after.statement == "Refunds are issued in `src/payments/refund.py` only."
+    assert after.state == "needs_review" and after.proposed_statement is None
+    mention_ev = [e for e in after.evidence if "refund.py" in (e.location or "") and e.type == "file_span"
+                  and "AGENTS.md" not in e.location]
+    assert mention_ev and all("src/payments/refund.py" in e.location for e in mention_ev)
+    assert "statement edited" in svc.history(mid)[-1].reason
+    svc.decide(mid, "approve", LEAD)
+    maintain(sqlite_engine, now=NOW, only=["revalidate"])
+    assert svc.detail(mid).state == "active"
