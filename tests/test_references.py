@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from memtui.domain.invariants import Actor
-from memtui.maintenance.revalidate import EvidenceRef, revalidate
+from memtui.revalidation.engine import EvidenceRef, revalidate
 from memtui.maintenance.runner import maintain
 from memtui.review.service import ReviewService
 from memtui.sample import set_up_demo

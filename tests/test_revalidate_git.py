@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memtui.maintenance.revalidate import EvidenceRef, revalidate
+from memtui.revalidation.engine import EvidenceRef, revalidate
 from memtui.sources.gitdiff import GitRepo
 from memtui.sources.symbols import SymbolIndex, calls_in, find_symbol
 
@@ -605,7 +605,7 @@ def test_adr_marked_superseded_sends_memory_to_review(tmp_path):
     """A doc/ADR cited as evidence that is later marked superseded is changed, though its lines are not."""
     import subprocess
 
-    from memtui.maintenance.revalidate import EvidenceRef, revalidate
+    from memtui.revalidation.engine import EvidenceRef, revalidate
     from memtui.sources.gitdiff import GitRepo
 
     repo = tmp_path / "r"

@@ -4,7 +4,7 @@ Each file is read as the importer reads it (:func:`memtui.importers.markdown.par
 so a line's references are the ones an import would record. A reference is checked from the
 commit that last changed its line (``git blame``; a line not committed yet is checked from
 HEAD): it names something that existed then, and the question is whether it still does at
-HEAD (:mod:`memtui.maintenance.references`). References are resolved at HEAD first; only those
+HEAD (:mod:`memtui.revalidation.references`). References are resolved at HEAD first; only those
 not found there are resolved again at their line's commit (one more parse per such commit).
 
 A finding is ``stale`` (moved or deleted since the line was written), ``unresolvable`` (named
@@ -18,8 +18,8 @@ import difflib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memtui.maintenance.references import rewrite_reference
-from memtui.maintenance.revalidate import EvidenceRef, revalidate
+from memtui.revalidation.references import rewrite_reference
+from memtui.revalidation.engine import EvidenceRef, revalidate
 from memtui.sources.gitdiff import GitError, GitRepo
 from memtui.sources.history import blame_commits
 

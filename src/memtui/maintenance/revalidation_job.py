@@ -1,6 +1,6 @@
 """The revalidation job: check every memory's evidence against the repository's HEAD and act on it.
 
-The git work is :func:`memtui.maintenance.revalidate.revalidate` (one diff per distinct
+The git work is :func:`memtui.revalidation.engine.revalidate` (one diff per distinct
 commit, one blob batch); this module loads the evidence, and writes the outcome in ONE
 transaction: evidence status and where it is at HEAD, the latest revalidation result per
 memory, and state changes by ``system:maintenance`` with the job id (issue 3).
@@ -20,8 +20,8 @@ from sqlmodel import Session, select
 
 from memtui.domain.states import is_allowed
 from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transaction
-from memtui.maintenance.references import propose_statement
-from memtui.maintenance.revalidate import EvidenceRef, MemoryVerdict, revalidate
+from memtui.revalidation.references import propose_statement
+from memtui.revalidation.engine import EvidenceRef, MemoryVerdict, revalidate
 from memtui.review.lifecycle import transition
 from memtui.sources.gitdiff import GitRepo
 from memtui.store.models import Evidence, Memory, Revalidation

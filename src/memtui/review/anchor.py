@@ -1,7 +1,7 @@
 """Approval re-anchors evidence at the commit the reviewer was shown (issue 8, item 7).
 
 When a human approves a memory, its git evidence is checked once more against HEAD of the
-registered checkout (the same :func:`memtui.maintenance.revalidate.revalidate` maintenance
+registered checkout (the same :func:`memtui.revalidation.engine.revalidate` maintenance
 runs), and each piece becomes anchored at that HEAD:
 
 * a span, symbol or call edge still there (valid or changed): commit = HEAD, path and lines =
@@ -22,7 +22,7 @@ from pathlib import Path
 from sqlmodel import Session
 
 from memtui.domain.spans import span_hash, split_lines
-from memtui.maintenance.revalidate import EvidenceRef, revalidate
+from memtui.revalidation.engine import EvidenceRef, revalidate
 from memtui.sources.gitdiff import GitError, GitRepo
 from memtui.store.models import Evidence, Memory, Repository
 

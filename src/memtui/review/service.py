@@ -131,7 +131,7 @@ class ReviewService:
             memory.statement = text
             session.add(memory)
             for e in moved:  # the line now names the new path: check it from HEAD on
-                from memtui.maintenance.references import rewrite_reference
+                from memtui.revalidation.references import rewrite_reference
 
                 if e.target:
                     e.target = rewrite_reference(e.target, e.path, e.current_path)

@@ -36,7 +36,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from memtui.domain.spans import (SpanMap, diff_hunks, find_block, map_span, span_hash,
                                  split_lines)
-from memtui.maintenance.references import check_references, is_example, is_named_reference
+from memtui.revalidation.references import check_references, is_example, is_named_reference
 from memtui.sources.gitdiff import Blob, CommitDiff, GitError, GitRepo
 from memtui.sources.history import History, safe_repo_path
 from memtui.sources.symbols import SymbolIndex, SymbolSpan, language_for
@@ -87,7 +87,7 @@ class EvidenceCheck:
     ``reason_code``: unchanged | shifted | renamed | moved | span_changed | hash_mismatch |
     file_changed | file_deleted | symbol_changed | referenced_symbol_deleted | edge_removed |
     commit_unknown | path_unknown | symbol_unknown | invalid_span | not_checkable.
-    Named references (:mod:`memtui.maintenance.references`) add exists | symbol_relocated |
+    Named references (:mod:`memtui.revalidation.references`) add exists | symbol_relocated |
     path_moved | folder_deleted | glob_unmatched | reference_unresolvable | bad_path | example.
     ``reason``: one sentence naming the file or symbol. ``severity``: none | low | medium | high.
     """
