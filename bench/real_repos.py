@@ -195,7 +195,8 @@ def score(spec: dict, memories, spans, evidence) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("mirrors", type=Path)
+    ap.add_argument("mirrors", type=Path, nargs="?", default=Path("/work/.mirror"),
+                    help="where fetch left the snapshots (default /work/.mirror)")
     ap.add_argument("--corpus", type=Path, default=ROOT / "bench" / "corpus")
     ap.add_argument("--only", default=None)
     ap.add_argument("--details", action="store_true")
