@@ -228,8 +228,97 @@ def test_skipped_lines_are_listed_with_why(repo):
 
     assert {(1, "heading"), (2, "blank"), (at("Key directories:"), "lead-in (the subject of the lines below)"),
             (at("| Path"), "table header"), (at("|---"), "table separator"), (at("```text"), "code fence"),
-            (at("### API"), "heading"), (at("make test"), "code block"), (at("```bash"), "code fence")} <= skipped
+            (at("## Notes"), "heading"), (at("make test"), "code block"), (at("```bash"), "code fence")} <= skipped
+    # a heading naming a reference is a memory of its own, not a skipped line
+    assert (at("### API"), "heading") not in skipped and item(parsed, "API (").line == at("### API")
     # every line is either part of a memory or listed as skipped
     covered = {ln for it in parsed.items for ln in range(it.evidence[0]["line_start"], it.evidence[0]["line_end"] + 1)}
     assert covered | {line for line, _ in skipped} == set(range(1, len(lines) + 1))
     assert not covered & {line for line, _ in skipped}
+
+
+HEADINGS = """\
+# CLAUDE.md
+
+## Architecture
+
+### Phase 1: Preparation (`src/entrypoints/prepare.ts`)
+
+- Reads the inputs in `inputs.ts`.
+
+#### Mode System (`src/modes/`)
+
+- Each mode lives in `agent.ts`.
+
+### Notes without references
+
+- Keep it short and simple.
+"""
+
+
+def test_heading_naming_a_reference_is_a_memory_and_folder_context(tmp_path):
+    root = tmp_path / "action"
+    head = make_repo(root, {"CLAUDE.md": HEADINGS, "src/entrypoints/prepare.ts": "export {}\n",
+                            "src/entrypoints/inputs.ts": "export {}\n", "src/modes/agent.ts": "export {}\n",
+                            "agent.ts": "export {}\n", "inputs.ts": "export {}\n"})
+    parsed = parse(root, "CLAUDE.md")
+    lines = HEADINGS.splitlines()
+    phase = item(parsed, "Phase 1")
+    assert phase.statement == "Phase 1: Preparation (`src/entrypoints/prepare.ts`)"
+    assert phase.evidence[0]["line_start"] == phase.evidence[0]["line_end"] == 5
+    assert phase.evidence[1:] == [
+        {"type": "file_span", "ref": "mention", "target": "src/entrypoints/prepare.ts",
+         "path": "src/entrypoints/prepare.ts", "commit_sha": head}]
+    # the folder heading is a memory, resolved from its parents' folders (not from itself) ...
+    assert refs_of(parsed, "Mode System") == [
+        {"type": "folder", "ref": "mention", "target": "src/modes/", "path": "src/modes", "commit_sha": head}]
+    # ... and still the folder of the lines below it (agent.ts at the root is not the one meant)
+    assert refs_of(parsed, "Each mode") == [
+        {"type": "file_span", "ref": "mention", "target": "agent.ts", "path": "src/modes/agent.ts",
+         "commit_sha": head}]
+    # a heading naming nothing, and the file's own title, stay skipped
+    skipped = {(line, why) for _, line, why in parsed.skipped}
+    assert {(1, "heading"), (3, "heading"), (lines.index("### Notes without references") + 1, "heading")} <= skipped
+    assert [it.line for it in parsed.items if it.statement.startswith(("Phase", "Mode"))] == [5, 9]
+
+
+BARE = """\
+# Guide
+
+- Build the UI with `cd web-app && yarn install`.
+- Test one module with `mvn test -pl hertzbeat-manager`.
+- **hertzbeat-manager**: the management service.
+- The collector lives in hertzbeat-collector, plugins in `hertzbeat-collector-basic`.
+- Run `cd nowhere && make` first.
+- **Overview**: a long description of the project.
+"""
+
+
+def test_bare_names_are_references_only_when_they_resolve_exactly(tmp_path):
+    root = tmp_path / "hertzbeat"
+    head = make_repo(root, {"AGENTS.md": BARE, "web-app/package.json": "{}\n",
+                            "hertzbeat-manager/pom.xml": "<project/>\n",
+                            "hertzbeat-collector/hertzbeat-collector-basic/pom.xml": "<project/>\n",
+                            "other/nowhere/x.txt": "x\n"})
+    parsed = parse(root)
+
+    def folder(target: str, path: str) -> dict:
+        return {"type": "folder", "ref": "mention", "target": target, "path": path, "commit_sha": head}
+
+    assert refs_of(parsed, "Build the UI") == [folder("web-app", "web-app")]
+    assert refs_of(parsed, "Test one module") == [folder("hertzbeat-manager", "hertzbeat-manager")]
+    assert refs_of(parsed, "management service") == [folder("hertzbeat-manager", "hertzbeat-manager")]
+    # a bare name is never matched as a suffix: `hertzbeat-collector-basic` only lives one level down
+    assert refs_of(parsed, "collector lives") == [folder("hertzbeat-collector", "hertzbeat-collector")]
+    # names nothing at the repository root (other/nowhere is not an exact match): no reference
+    assert refs_of(parsed, "cd nowhere") == []
+    assert refs_of(parsed, "Overview") == []
+
+
+def test_emphasis_is_not_a_glob():
+    """A table cell ``**Go**`` (kagent's CLAUDE.md) is emphasis, not a glob; real globs stay globs."""
+    from memtui.importers.refs import find_refs
+
+    assert find_refs("**Go**", cells_literal=True) == []
+    assert [(r.kind, r.target) for r in find_refs("pkg/**/*.snap", cells_literal=True)] == [("glob", "pkg/**/*.snap")]
+    assert [(r.kind, r.target) for r in find_refs("Tests match `*.test`.")] == [("glob", "*.test")]

@@ -11,7 +11,10 @@ Each bullet or paragraph that states something or names something becomes a cand
 under a lead-in line ("Key directories:") keeps its subject ("Key directories: `src/api/` — HTTP
 handlers"); each table body row is one candidate ("Column: cell; ..."); each entry of a fenced
 directory tree (``├──``/``└──`` or indentation, in a ``text`` or unlabelled fence) is one candidate
-naming its path. Every other line is listed in ``Parsed.skipped`` with why (heading, blank, code
+naming its path. A heading that names a reference (a code span or path the rules of
+:mod:`memtui.importers.refs` accept without checking the checkout: ``### Phase 2 (`base-action/`)``)
+is a candidate too (its own line, its references; it still gives its folder to the lines below, not to
+itself); other headings are context only. Every other line is listed in ``Parsed.skipped`` with why (heading, blank, code
 block, code fence, table header, lead-in, prose with nothing to check, ...). Code spans are kept
 exactly as written. Its evidence is that file span (its own lines):
 
@@ -99,7 +102,7 @@ _IMPORT = re.compile(r"(?:^|(?<=[\s(]))@([^\s)\]`'\",;]+)")
 
 @dataclass
 class Block:
-    """A bullet, paragraph, table body row or fenced-tree entry: its text parts, 1-based inclusive
+    """A bullet, paragraph, table body row, fenced-tree entry or heading naming a reference: its text parts, 1-based inclusive
     lines, the headings above it and the lead-in labels ("Key directories:") it is nested under.
 
     ``dirs``: the folders the enclosing headings and lead-ins name (``### API (api/)``), outermost
@@ -295,6 +298,19 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
         c = ctx()
         return Block(kind, parts, start, end, c["headings"], c["labels"], indent, c["levels"], c["dirs"], refs)
 
+    def heading_block(text: str, start: int, end: int, level: int) -> None:
+        """Push the heading; it is a block of its own when it names a reference (its folder is context
+        for the lines below it, not for itself)."""
+        parent_dirs = ctx()["dirs"]
+        headings.append((level, text, _folder_hint(text)))
+        refs = [r for r in find_refs(text) if r.literal and not r.exact]
+        if refs:
+            b = block("heading", [text], start, end)
+            b.dirs = parent_dirs
+            blocks.append(b)
+        else:
+            skip.extend((k, "heading") for k in range(start, end + 1))
+
     n_lines = len(lines)
     i = 0
     while i < n_lines:
@@ -350,9 +366,8 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
             while headings and headings[-1][0] >= level:
                 headings.pop()
             text = (h.group(2) or "").strip()
-            headings.append((level, text, _folder_hint(text)))
             bullets.clear()
-            skip.append((n, "heading"))
+            heading_block(text, n, n, level)
             last_blank = False
             i += 1
             continue
@@ -361,10 +376,10 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
             level = 1 if s.group(1).startswith("=") else 2
             while headings and headings[-1][0] >= level:
                 headings.pop()
-            headings.append((level, cur.text, _folder_hint(cur.text)))
-            skip += [(cur.start, "heading"), (n, "heading")]
+            text, start = cur.text, cur.start
             cur = None
             bullets.clear()
+            heading_block(text, start, n, level)
             i += 1
             continue
         if "|" in stripped and (stripped.startswith("|") or (i + 1 < n_lines and "|" in lines[i + 1]
@@ -893,6 +908,11 @@ class _MarkdownImport:
                     skipped += [(n, "index link (followed)") for n in span]
                     continue
             refs = block.refs if block.refs is not None else find_refs(raw_text)
+            if block.kind == "heading" and all(
+                    r.kind == "path" and r.target.rstrip("/").rsplit("/", 1)[-1] == path.name
+                    for r in refs if r.literal and not r.exact):
+                skipped += [(n, "heading") for n in span]  # "# CLAUDE.md": the file's own title
+                continue
             statement = _clean(raw_text)
             if self._imports(raw_text) and len(re.findall(r"[A-Za-z0-9_]{2,}", _IMPORT.sub(" ", statement))) <= 12:
                 skipped += [(n, "@import pointer (followed)") for n in span]

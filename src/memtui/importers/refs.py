@@ -18,6 +18,11 @@ What counts as a reference:
   globs, and calls ``snake_case()``/``camelCase()``. Guesses from prose (``a/b`` without an
   extension, ``CamelCase`` words, ``Class.member``) count only when they resolve (``and/or``,
   ``GitHub`` are words, not references).
+* a bare name that exactly names an existing file or folder (``web-app`` in ``cd web-app && yarn install``,
+  ``**hertzbeat-manager**:``, ``hertzbeat-collector`` in prose): any token of a code span, the text of a
+  bold label, a hyphenated or underscored word. Such a token counts only when it resolves *exactly*
+  (under the heading's folder, the tree root, the file's folder or the repository root; never as a
+  unique suffix, too loose for bare words): ``cd nowhere`` or ``**Overview**:`` name nothing.
 
 A reference is an *example* (no commit, never checked) when introduced by "e.g.", "for example",
 "for instance", "such as", "examples:" or "like", or when its name is a placeholder (``foo``,
@@ -67,6 +72,17 @@ _PLACEHOLDER = re.compile(r"(?:^|[/_.\-\s])(?:foo|bar|baz|qux|quux|xxx+|yyy+|exa
                           r"(?:^|[/.\-])(?:my|your)[_\-]|<[^>]+>|\{\{|\.\.\.|…", re.I)
 _PLACEHOLDER_CAMEL = re.compile(r"^(?:My|Your|Foo|Bar|Baz|Example)[A-Z]")
 _RECEIVERS = frozenset({"self", "this", "cls", "super"})
+_BARE = re.compile(r"[A-Za-z0-9_@+][\w.@+-]*")  # a name that may be a file or folder (no "/")
+_BARE_WORD = re.compile(r"[A-Za-z0-9][\w.-]*[A-Za-z0-9]")  # ... and, in prose, hyphenated/underscored
+_BOLD_SPAN = re.compile(r"(?<![\w*])\*\*\s*([^*\s]+?)\s*:?\s*\*\*|(?<![\w_])__\s*([^_\s]+?)\s*:?\s*__(?!\w)")
+
+
+def _bare(tok: str, start: int) -> RawRef | None:
+    """A bare name kept only if it exactly names a file or folder of the checkout (see the module doc)."""
+    tok = tok.rstrip(".:,!?")
+    if not _BARE.fullmatch(tok) or _VERSION.match(tok) or not re.search(r"[A-Za-z]", tok):
+        return None
+    return RawRef("path", tok, start, literal=False, exact=True)
 
 
 @dataclass
@@ -88,6 +104,7 @@ class RawRef:
     example: bool = False
     placeholder: bool = False
     bases: tuple[str, ...] = ()
+    exact: bool = False  # a bare name: a reference only when it names an existing file or folder exactly
 
 
 def _mask(text: str, start: int, end: int) -> str:
@@ -119,13 +136,28 @@ def _versionish(token: str) -> bool:
     return any(_VERSION.match(part) for part in token.strip("/").split("/") if part)
 
 
+_EMPHASIS = re.compile(r"^(\*\*|__|\*|_)[^*_\s][^*]*?\1$")
+
+
 def _is_glob(token: str) -> bool:
+    if _EMPHASIS.match(token) and "/" not in token:
+        return False  # **Go**, *note*: emphasis around a word, not a glob (a table cell in kagent's CLAUDE.md)
     return bool(_GLOB_CHARS.search(token)) and bool(re.search(r"[\w]", token)) and (
         "/" in token or "." in token or "**" in token)
 
 
 def _code_refs(code: str, start: int) -> list[RawRef]:
-    """References of one code span (taken literally)."""
+    """References of one code span (taken literally); a single name that is nothing else may still
+    exactly name a file or folder (``hertzbeat-collector-basic``)."""
+    out = _span_refs(code, start)
+    if not out:
+        bare = _bare(code.strip(), start)
+        if bare is not None:
+            out = [bare]
+    return out
+
+
+def _span_refs(code: str, start: int) -> list[RawRef]:
     c = code.strip()
     if not c or _URL.fullmatch(c):
         return []
@@ -140,6 +172,8 @@ def _code_refs(code: str, start: int) -> list[RawRef]:
             elif ("/" in tok and re.search(r"[A-Za-z0-9_]", tok) and not _versionish(tok)
                   and not tok.startswith("/")) or looks_like_path(tok):
                 out.append(RawRef("path", tok, start + m.start()))
+            elif (bare := _bare(tok, start + m.start())) is not None:
+                out.append(bare)
         return out
     if c.startswith(("-", "$", "~", "@", "#")) or "=" in c or c.startswith("<"):
         return []
@@ -209,6 +243,13 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
         refs += _code_refs(stripped.rstrip(".,;:"), start)
         work = ""
     taken: list[tuple[int, int]] = []
+    for m in _BOLD_SPAN.finditer(work):  # a bold label "**hertzbeat-manager**:" (a path token stays a path)
+        name = m.group(1) or m.group(2)
+        if "/" not in name and not looks_like_path(name.rstrip(".:,!?")):
+            bare = _bare(name, m.start())
+            if bare is not None:
+                refs.append(bare)
+                taken.append((m.start(), m.end()))
     for m in _CALL.finditer(work):
         name = m.group(1)
         parts = name.split(".")
@@ -236,6 +277,10 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
             refs.append(RawRef("path", tok, m.start(), literal=explicit))
         elif looks_like_path(tok) and not tok.startswith("."):
             refs.append(RawRef("path", tok, m.start()))
+        elif _BARE_WORD.fullmatch(tok) and re.search(r"[A-Za-z0-9][-_][A-Za-z0-9]", tok):
+            bare = _bare(tok, m.start())
+            if bare is not None:
+                refs.append(bare)
     refs.sort(key=lambda r: r.start)
     for r in refs:
         r.example = example_before(text, r.start)
@@ -337,8 +382,10 @@ class RefResolver:
             list(reversed(heading)) + [where.file_dir, where.module_dir, ""]
         return list(dict.fromkeys(order))
 
-    def resolve_path(self, target: str, bases: list[str], *, folder: bool = False) -> tuple[str, bool] | None:
-        """(repository path, is a folder) for ``target`` tried under each base, then as a unique suffix."""
+    def resolve_path(self, target: str, bases: list[str], *, folder: bool = False,
+                     suffix: bool = True) -> tuple[str, bool] | None:
+        """(repository path, is a folder) for ``target`` tried under each base, then (``suffix``) as a
+        unique suffix."""
         t = target.strip()
         rooted = t.startswith("/")
         t = t.lstrip("/")
@@ -355,7 +402,7 @@ class RefResolver:
                 return p, False
             if p in self.folders:
                 return p, True
-        if t.startswith("../") or t == "..":
+        if t.startswith("../") or t == ".." or not suffix:
             return None
         tail = posixpath.normpath(t)
         hits = [p for p in self._by_name.get(tail.rsplit("/", 1)[-1], ())
@@ -420,7 +467,7 @@ class RefResolver:
             return out
         if ref.kind == "path":
             want_folder = ref.target.endswith("/")
-            hit = self.resolve_path(ref.target, bases, folder=want_folder)
+            hit = self.resolve_path(ref.target, bases, folder=want_folder, suffix=not ref.exact)
             if hit is None and not ref.literal:
                 return []
             if hit is not None and hit[0] == where.own:
