@@ -371,3 +371,22 @@ async def test_tui_accepts_the_proposed_edit_of_a_moved_path(sqlite_engine, tmp_
     svc.decide(mid, "approve", LEAD)
     maintain(sqlite_engine, now=NOW, only=["revalidate"])
     assert svc.detail(mid).state == "active"
+
+
+def test_folder_moved_then_thinned_out_is_still_moved(tmp_path):
+    """go/internal/controller moved to go/core/internal/controller, then most of its files were deleted
+    there (kagent): the folder went to the new place all the same."""
+    r = Repo(tmp_path / "r")
+    for n in range(5):
+        r.write(f"go/internal/controller/c{n}.go", f"package controller\n\nfunc C{n}() int {{ return {n} }}\n")
+    anchor = r.commit("start")
+    for n in range(5):
+        r.mv(f"go/internal/controller/c{n}.go", f"go/core/internal/controller/c{n}.go")
+    moved = r.commit("move")
+    for n in range(4):
+        r.rm(f"go/core/internal/controller/c{n}.go")
+    r.commit("thin out")
+    checks, _ = check_of(r, [mention(1, "go/internal/controller", anchor, typ="folder",
+                                     target="go/internal/controller/")])
+    assert (checks[1].status, checks[1].current_path, checks[1].moved_in) == (
+        "changed", "go/core/internal/controller", moved)

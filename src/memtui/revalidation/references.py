@@ -198,6 +198,12 @@ class _Checker:
             if trail.path is None or trail.path == f or not self.head_tree.exists(trail.path):
                 if trail.steps:
                     deleted_in[trail.last_commit] += 1
+                renames = [st for st in trail.steps if st.kind == "R" and st.new_path]
+                if renames and renames[-1].new_path.endswith("/" + rest):
+                    # moved with the folder, deleted later: the folder still went there
+                    targets[renames[-1].new_path[:-len(rest) - 1]] += 1
+                    commits[renames[-1].commit] += 1
+                    continue
                 same = self._same_name(f, at)  # delete + add in a restructuring
                 if same and same.endswith("/" + rest):
                     named[same[:-len(rest) - 1]] += 1
