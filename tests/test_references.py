@@ -390,3 +390,30 @@ def test_folder_moved_then_thinned_out_is_still_moved(tmp_path):
                                      target="go/internal/controller/")])
     assert (checks[1].status, checks[1].current_path, checks[1].moved_in) == (
         "changed", "go/core/internal/controller", moved)
+
+
+def test_lint_checks_each_line_from_its_own_commit_and_from_any_folder(tmp_path):
+    """Found by a first-time user: an edit of the neighbouring line hid a deleted file; linting from a
+    subfolder turned stale into unresolvable; a file leaving its heading's folder under the same name
+    was not flagged."""
+    r = Repo(tmp_path / "r")
+    r.write("app/gone.py", "x = 1\n")
+    r.write("app/keep.py", "y = 1\n")
+    r.write("src/util/logging_setup.py", "z = 1\n")
+    r.write("AGENTS.md", "# Notes\n\nThe old entrypoint is `app/gone.py`.\nKeep `app/keep.py` small.\n\n"
+                         "## src/util\n\n- `logging_setup.py` configures logging.\n")
+    r.commit("start")
+    r.rm("app/gone.py")
+    r.mv("src/util/logging_setup.py", "lib/logging_setup.py")
+    gone = r.commit("delete and move")
+    r.write("AGENTS.md", r.read("AGENTS.md").replace("Keep `app/keep.py` small.", "Keep `app/keep.py` tiny."))
+    r.commit("edit the neighbouring line")
+    (r.path / "src" / "deep").mkdir(parents=True)
+    for cwd, file in ((r.path, "AGENTS.md"), (r.path / "src" / "deep", "../../AGENTS.md")):
+        out = _memtui("lint", file, cwd=cwd)
+        assert out.returncode == 1, out.stdout + out.stderr
+        assert out.stdout.splitlines() == [
+            f"AGENTS.md:3:24: stale: app/gone.py was deleted in {gone[:7]}",
+            f"AGENTS.md:8:4: stale: logging_setup.py (src/util/logging_setup.py) was moved to "
+            f"lib/logging_setup.py in {gone[:7]}",
+        ]

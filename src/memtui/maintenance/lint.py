@@ -70,16 +70,21 @@ def _mentions(parsed, root: Path) -> dict[tuple[str, int, str], tuple[dict, tupl
     return out
 
 
+#: At most this many extra parses (one per distinct commit the lines were written at, most
+#: referenced commits first); references of other commits keep their resolution at HEAD.
+MAX_ANCHOR_PARSES = 16
+
+
 def lint_files(files: list[Path], repo_dir: Path) -> list[Finding]:
     """Findings for the memory ``files`` (working-tree files inside the checkout ``repo_dir``),
     sorted by file, line, column. Raises :class:`LintError`."""
     repo_dir = Path(repo_dir).resolve()
-    repo = GitRepo(repo_dir)
     try:
-        head = repo.head()
+        head = GitRepo(repo_dir).head()
     except GitError as exc:
         raise LintError(f"{repo_dir}: not a git checkout with a commit ({exc})") from exc
     top = _toplevel(repo_dir)
+    repo = GitRepo(top)  # every path below is relative to the root, wherever lint was started
     paths = []
     for f in files:
         p = Path(f).resolve()
@@ -90,32 +95,27 @@ def lint_files(files: list[Path], repo_dir: Path) -> list[Finding]:
         except ValueError as exc:
             raise LintError(f"{f}: not inside the checkout {top}") from exc
         paths.append(p)
-    at_head = _mentions(_parse(paths, top, head), top)
+    texts = {str(p): p.read_text(encoding="utf-8", errors="replace").splitlines() for p in paths}
+    found = _mentions(_parse(paths, top, head), top)
     blame = {str(p): blame_commits(repo, p.relative_to(top).as_posix()) for p in paths}
-    # references missing at HEAD: resolve again where their line was written
-    missing_by_commit: dict[str, list[tuple[str, int, str]]] = {}
+    # each reference is checked from the commit that last changed ITS line, resolved as it was then
+    where: dict[tuple[str, int, str], tuple[int, int]] = {}
     anchor_of: dict[tuple[str, int, str], str] = {}
-    for key, (ev, lines) in at_head.items():
-        commits = [blame[key[0]].get(n) for n in range(lines[0], lines[1] + 1)]
-        commits = [c for c in commits if c]
-        anchor = commits[0] if commits and len(set(commits)) == 1 else (commits[-1] if commits else head)
-        anchor_of[key] = anchor
-        if anchor != head:
-            missing_by_commit.setdefault(anchor, []).append(key)
-    from memtui.sources.history import History
-
-    head_tree = History(repo, head).tree(head)
-    for key, (ev, _lines) in at_head.items():
-        p = ev.get("path")
-        if p and head_tree is not None and head_tree.exists(p.rstrip("/")) and ev.get("type") != "symbol":
-            missing_by_commit.get(anchor_of[key], []).remove(key) if key in missing_by_commit.get(
-                anchor_of[key], []) else None
-    found = dict(at_head)
-    for commit, keys in sorted(missing_by_commit.items()):
+    by_commit: dict[str, list[tuple[str, int, str]]] = {}
+    for key, (ev, lines) in found.items():
+        where[key] = _locate(texts[key[0]], lines, key[2])
+        anchor_of[key] = blame[key[0]].get(where[key][0]) or head
+        if anchor_of[key] != head:
+            by_commit.setdefault(anchor_of[key], []).append(key)
+    ranked = sorted(by_commit.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    for commit, keys in ranked[:MAX_ANCHOR_PARSES]:
         again = _mentions(_parse(paths, top, commit), top)
         for key in keys:
             if key in again:
                 found[key] = again[key]
+    for commit, keys in ranked[MAX_ANCHOR_PARSES:]:
+        for key in keys:  # not re-resolved: checked from HEAD as resolved there
+            anchor_of[key] = head
     refs, meta = [], {}
     for n, (key, (ev, lines)) in enumerate(sorted(found.items())):
         anchor = anchor_of.get(key, head) if ev.get("commit_sha") else None
@@ -125,26 +125,37 @@ def lint_files(files: list[Path], repo_dir: Path) -> list[Finding]:
         meta[n] = (key, ev)
     result = revalidate(refs, None, repo)
     findings: list[Finding] = []
-    texts = {str(p): p.read_text(encoding="utf-8", errors="replace").splitlines() for p in paths}
+    seen: set[tuple] = set()
     for check in result.checks:
         kind = _KINDS.get(check.status)
         if kind is None:
             continue
-        (file, first, written), ev = meta[check.evidence_id]
-        line, col = _locate(texts[file], first, written)
-        rel = Path(file).relative_to(top).as_posix() if Path(file).is_relative_to(top) else file
+        key, ev = meta[check.evidence_id]
+        file, _first, written = key
+        line, col = where[key]
+        rel = Path(file).relative_to(top).as_posix()
+        if (rel, line, col, written, kind) in seen:
+            continue
+        seen.add((rel, line, col, written, kind))
         findings.append(Finding(rel, line, col, kind, check.reason_code, written, check.reason,
                                 check.current_path if check.reason_code == "path_moved" else None, ev.get("path")))
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.reference))
     return findings
 
 
-def _locate(lines: list[str], first: int, written: str) -> tuple[int, int]:
-    for n in range(max(1, first), min(len(lines), first + 200) + 1):
-        col = lines[n - 1].find(written) if written else -1
-        if col >= 0:
-            return n, col + 1
-    return first, 1
+def _locate(lines: list[str], span: tuple[int, int], written: str) -> tuple[int, int]:
+    """(line, column), 1-based, of ``written`` inside the item's own lines ``span``; failing that,
+    of its last path component (a tree entry is written as its name); else the span's first
+    non-blank column."""
+    first, last = max(1, span[0]), max(span[0], span[1])
+    tail = written.rstrip("/").rsplit("/", 1)[-1]
+    for needle in dict.fromkeys(n for n in (written, written.rstrip("/"), tail) if n):
+        for n in range(first, min(len(lines), last) + 1):
+            col = lines[n - 1].find(needle)
+            if col >= 0:
+                return n, col + 1
+    text = lines[first - 1] if 0 < first <= len(lines) else ""
+    return first, len(text) - len(text.lstrip()) + 1
 
 
 def _toplevel(repo_dir: Path) -> Path:
