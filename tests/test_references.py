@@ -243,12 +243,14 @@ def test_lint_names_the_moved_line_and_suggests_the_fix(tmp_path):
     js = json.loads(_memtui("lint", "AGENTS.md", "--format", "json", cwd=r.path).stdout)
     assert js["stale"] == 1 and js["findings"][0]["new_path"] == "src/payments/refund.py"
     diff = _memtui("lint", "AGENTS.md", "--repo", ".", "--suggest", cwd=r.path).stdout
-    (tmp_path / "fix.diff").write_text(diff[diff.index("--- a/"):])
+    assert diff.startswith("--- a/AGENTS.md")  # the diff alone on stdout: it pipes into git apply
+    (tmp_path / "fix.diff").write_text(diff)
     subprocess.run(["git", "apply", str(tmp_path / "fix.diff")], cwd=r.path, check=True, env=GIT_ENV)
     assert "`src/payments/refund.py`" in r.read("AGENTS.md")
     r.commit("fix the memory file")
     clean = _memtui("lint", "AGENTS.md", "--repo", ".", cwd=r.path)
     assert (clean.returncode, clean.stdout) == (0, "")
+    assert clean.stderr.strip() == "memtui lint: 1 file(s), 0 stale, 0 other finding(s)"
 
 
 def test_lint_usage_errors(tmp_path):
@@ -417,3 +419,16 @@ def test_lint_checks_each_line_from_its_own_commit_and_from_any_folder(tmp_path)
             f"AGENTS.md:8:4: stale: logging_setup.py (src/util/logging_setup.py) was moved to "
             f"lib/logging_setup.py in {gone[:7]}",
         ]
+
+
+def test_a_split_folder_is_not_moved_to_one_of_its_parts(tmp_path):
+    r = Repo(tmp_path / "r")
+    r.write("src/api/router.py", "def route():\n    return 1\n")
+    r.write("src/api/handlers.py", "def handle():\n    return 2\n")
+    anchor = r.commit("start")
+    r.mv("src/api/router.py", "packages/api/src/router.py")
+    r.mv("src/api/handlers.py", "lib/handlers.py")
+    split = r.commit("split")
+    checks, _ = check_of(r, [mention(1, "src/api", anchor, typ="folder", target="src/api/")])
+    assert (checks[1].status, checks[1].reason_code, checks[1].current_path) == ("deleted", "folder_split", None)
+    assert split[:7] in checks[1].reason and "lib" in checks[1].reason and "packages/api/src" in checks[1].reason

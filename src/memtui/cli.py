@@ -502,11 +502,15 @@ def lint(
         raise _fail(str(exc), 2)
     text = format_findings(findings, fmt)
     if text:
-        _echo(text)
+        _echo(text, err=suggest)  # with --suggest, stdout is the diff alone (pipe it to git apply)
     if suggest:
         diff = suggest_diff(findings, repo)  # printed, never applied
         if diff:
             typer.echo(visible(diff), nl=False)
+    if fmt == "text":
+        stale = sum(1 for f in findings if f.kind == "stale")
+        _echo(f"memtui lint: {len(files)} file(s), {stale} stale, "
+              f"{len(findings) - stale} other finding(s)", err=True)
     if any(f.kind == "stale" for f in findings):
         raise typer.Exit(1)
 

@@ -120,6 +120,7 @@ class _Checker:
         self.result = make_result
         self.head_tree = history.tree(head)
         self._dir_names: dict[str, tuple[str, ...]] | None = None
+        self.split: str | None = None  # where a split folder's files went (set by _folder_move)
 
     def dir_by_name(self) -> dict[str, tuple[str, ...]]:
         if self._dir_names is None:
@@ -159,6 +160,10 @@ class _Checker:
                     f" ({w} removed in {_short(commit)})" if commit else "")
             return self.result(ev, "changed", "path_moved", why, "medium", new, moved_in=commit)
         where = f" in {_short(commit)}" if commit else f" since {_short(anchor)}"
+        split, self.split = self.split, None
+        if folder and split:
+            return self.result(ev, "deleted", "folder_split", f"{w} was split{where}: its files went to {split}",
+                               "high", moved_in=commit)
         return self.result(ev, "deleted", "folder_deleted" if folder else "file_deleted",
                            f"{w} was deleted{where}", "high", moved_in=commit)
 
@@ -215,6 +220,11 @@ class _Checker:
         votes = targets + named
         if votes:
             new_dir, n = votes.most_common(1)[0]
+            split = [d for d, _ in votes.most_common(3)]
+            if n * 2 <= sum(votes.values()) and len(split) > 1:
+                # no folder took most of its files: a split, not a move (nothing to rewrite)
+                self.split = ", ".join(split)
+                return None, commits.most_common(1)[0][0] if commits else None, ""
             if n * 3 >= len(inside) and self.head_tree.is_dir(new_dir) and not at.is_dir(new_dir):
                 commit = commits.most_common(1)[0][0] if commits else (
                     deleted_in.most_common(1)[0][0] if deleted_in else None)

@@ -81,7 +81,9 @@ class EvidenceView:
                 )
             parts.append(loc)
         if self.symbol:
-            parts.append(self.symbol + (f" CALLS {self.target}" if self.target else ""))
+            parts.append(self.symbol + (f" CALLS {self.target}" if self.target and self.type == "call_edge" else ""))
+        if self.ref in ("mention", "example") and self.target and self.target not in parts:
+            parts.append(f"named as {self.target!r}" + (" (example)" if self.ref == "example" else ""))
         if self.ref and not parts:
             parts.append(self.ref)
         text = "  ".join(parts) or "-"
