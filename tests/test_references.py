@@ -362,7 +362,9 @@ async def test_tui_accepts_the_proposed_edit_of_a_moved_path(sqlite_engine, tmp_
         for _ in range(3):
             await pilot.pause()
             await app.workers.wait_for_complete()
-        assert app.screen.query_one("#queue", DataTable).row_count == 1
+        table = app.screen.query_one("#queue", DataTable)
+        assert table.row_count == 1
+        assert "src/payments/refund.py" in str(table.get_cell(mid, "statement"))
     after = svc.detail(mid)
     assert after.statement == "Refunds are issued in `src/payments/refund.py` only."
     assert after.state == "needs_review" and after.proposed_statement is None

@@ -279,6 +279,7 @@ class QueueScreen(Screen):
         table = self.query_one("#queue", DataTable)
         self._items[item.memory_id] = item
         table.update_cell(item.memory_id, "state", self._state_cell(item))
+        table.update_cell(item.memory_id, "statement", self._row(item)[1])  # an accepted edit shows at once
         if self._current_id() == item.memory_id:
             self.show_detail(item.memory_id)
 
