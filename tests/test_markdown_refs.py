@@ -322,3 +322,40 @@ def test_emphasis_is_not_a_glob():
     assert find_refs("**Go**", cells_literal=True) == []
     assert [(r.kind, r.target) for r in find_refs("pkg/**/*.snap", cells_literal=True)] == [("glob", "pkg/**/*.snap")]
     assert [(r.kind, r.target) for r in find_refs("Tests match `*.test`.")] == [("glob", "*.test")]
+
+
+SHELL = """\
+# Tool
+
+## Release
+
+```bash
+# bump first
+./scripts/bump-version.sh 0.2.0
+go build ./cmd/bd
+npm test
+```
+
+```python
+import os
+open("scripts/bump-version.sh")
+```
+"""
+
+
+def test_shell_fence_lines_naming_paths_are_memories(tmp_path):
+    root = tmp_path / "beads"
+    head = make_repo(root, {"AGENTS.md": SHELL, "scripts/bump-version.sh": "echo bump\n",
+                            "cmd/bd/main.go": "package main\n"})
+    parsed = parse(root)
+    assert [it.statement for it in parsed.items] == ["Release: `./scripts/bump-version.sh 0.2.0`",
+                                                     "Release: `go build ./cmd/bd`"]
+    bump = item(parsed, "bump-version")
+    assert bump.evidence[0]["line_start"] == bump.evidence[0]["line_end"] == 7
+    assert bump.evidence[1:] == [{"type": "file_span", "ref": "mention", "target": "./scripts/bump-version.sh",
+                                  "path": "scripts/bump-version.sh", "commit_sha": head}]
+    assert refs_of(parsed, "go build") == [{"type": "folder", "ref": "mention", "target": "./cmd/bd",
+                                            "path": "cmd/bd", "commit_sha": head}]
+    skipped = {n: why for src, n, why in parsed.skipped}
+    assert skipped[6] == skipped[9] == "code block"  # the comment and `npm test`
+    assert skipped[13] == skipped[14] == "code block"  # the python block

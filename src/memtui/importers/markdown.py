@@ -11,7 +11,11 @@ Each bullet or paragraph that states something or names something becomes a cand
 under a lead-in line ("Key directories:") keeps its subject ("Key directories: `src/api/` — HTTP
 handlers"); each table body row is one candidate ("Column: cell; ..."); each entry of a fenced
 directory tree (``├──``/``└──`` or indentation, in a ``text`` or unlabelled fence) is one candidate
-naming its path. A heading that names a reference (a code span or path the rules of
+naming its path; each line of a fenced shell block (``bash``, ``sh``, ``shell``, ``zsh``, ``console``, or
+unlabelled when every line looks like a command) that names a path (``./scripts/bump.sh 0.2.0``,
+``go build ./cmd/bd``; :func:`memtui.importers.refs.command_refs`) is one candidate, the command in a
+code span after its lead-in's or nearest heading's subject (``Release: `go build ./cmd/bd```); other
+lines and other languages' blocks stay skipped as "code block". A heading that names a reference (a code span or path the rules of
 :mod:`memtui.importers.refs` accept without checking the checkout: ``### Phase 2 (`base-action/`)``)
 is a candidate too (its own line, its references; it still gives its folder to the lines below, not to
 itself); other headings are context only. Every other line is listed in ``Parsed.skipped`` with why (heading, blank, code
@@ -78,7 +82,7 @@ from memtui.importers.reader import ImportFileError
 from memtui.importers.records import (ImportContext, Item, Parsed, norm_text, read_text, tag, type_for_label,
                                       type_for_text)
 from memtui.importers.refs import _CODE_SPAN as _RCODE
-from memtui.importers.refs import _URL, RawRef, RefResolver, Where, find_refs, looks_like_path
+from memtui.importers.refs import _URL, RawRef, RefResolver, Where, command_refs, find_refs, looks_like_path
 
 __all__ = ["parse_markdown", "split_blocks", "Block", "find_corrections", "MAX_IMPORT_DEPTH"]
 
@@ -332,7 +336,9 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
             if not (blocks and blocks[-1].lead):
                 bullets.clear()
             entries = _tree(body) if info in _TREE_FENCES else None
-            if entries is None:
+            if entries is None and (info in _SHELL_FENCES or (not info and _all_commands(body))):
+                _command_blocks(body, i + 1 + first_line, info, block, blocks, skip)
+            elif entries is None:
                 skip += [(i + 1 + k + first_line, "code block") for k in range(len(body))]
             else:
                 _tree_blocks(entries, i + 1 + first_line, len(body), roots, block, blocks, skip)
@@ -454,6 +460,55 @@ def _tree_blocks(entries: list[_Entry], first: int, count: int, roots: set[str],
             ref = RawRef("path", target, 0, bases=(base,) if base else ())
         text = f"`{shown}`" + (f" — {e.comment}" if e.comment else "")
         blocks.append(block("tree", [text], n, n, refs=[ref] + find_refs(e.comment)))
+
+
+_SHELL_FENCES = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session", "shellsession"})
+_PROMPT = re.compile(r"^\s*(?:\$|%|>)\s+")
+_COMMANDISH = re.compile(r"^(?:sudo\s+)?(?:\.{0,2}/)?[a-z0-9_][\w.+/-]*(?:\s|$)")
+
+
+def _all_commands(body: list[str]) -> bool:
+    """Whether every nonblank line of an unlabelled fence looks like a shell command (a lowercase
+    command word or ``./script`` first, optionally after a ``$ `` prompt; no sentence prose)."""
+    seen = False
+    for raw in body:
+        s = raw.strip()
+        if not s or s.startswith("#"):
+            continue
+        seen = True
+        s = _PROMPT.sub("", s)
+        if not _COMMANDISH.match(s) or s.endswith((":", ".")) or re.search(r"[.!?]\s+[A-Z]", s):
+            return False
+    return seen
+
+
+def _command_blocks(body: list[str], first: int, info: str, block, blocks: list[Block],
+                    skip: list[tuple[int, str]]) -> None:
+    """One block per line of a fenced shell block that names a path (``./scripts/bump.sh 0.2.0``,
+    ``go build ./cmd/bd``): the command as written in a code span, its path tokens as references.
+    Comments, output (in a ``console`` block with prompts, the lines without one) and lines naming
+    no path stay skipped as "code block". The nearest heading (below the title) is the command's
+    subject unless a lead-in gives one."""
+    prompted = info == "console" and any(_PROMPT.match(raw) for raw in body)
+    for k, raw in enumerate(body):
+        n = first + k
+        s = raw.strip()
+        if prompted and not _PROMPT.match(raw):
+            skip.append((n, "code block"))
+            continue
+        cmd = _PROMPT.sub("", s).strip()
+        refs = command_refs(cmd) if cmd and not cmd.startswith("#") else []
+        if not refs:
+            skip.append((n, "code block"))
+            continue
+        b = block("command", [f"`{cmd}`"], n, n, refs=refs)
+        if not b.labels:
+            heads = [h for h, lv in zip(b.headings, b.levels) if lv > 1 and h]
+            if heads:
+                b.parts = [f"{heads[-1]}: `{cmd}`"]
+        for r in refs:
+            r.start += len(b.parts[0]) - len(cmd) - 1
+        blocks.append(b)
 
 
 def _table(lines: list[str], i: int, first_line: int, block, blocks: list[Block],

@@ -12,6 +12,8 @@ What counts as a reference:
   two parts or more, not a version such as ``2.x``, not ``self.x``/``this.x``/``cls.x``, not a call on
   a lowercase receiver). Commands inside a span (``pytest tests/unit``) contribute their path
   tokens; flags, env vars, single lowercase words and ALL_CAPS names are not references;
+* a line of a fenced shell block (:func:`command_refs`): its path tokens by the same rules, and
+  bare tokens that exactly name a file or folder; a line with no path-like token names nothing;
 * Markdown links ``[text](path)`` (relative to the memory file first) and wiki links ``[[Beta]]``
   (``Beta.md``/``Beta.mdx``, preferring the note's folder); ``@path`` imports;
 * plain text: ``dir/file.ext``, ``file.ext`` with a known extension, folders written ``dir/``,
@@ -36,7 +38,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-__all__ = ["RawRef", "find_refs", "RefResolver", "FILE_EXTS", "looks_like_path", "glob_regex", "example_before"]
+__all__ = ["RawRef", "find_refs", "command_refs", "RefResolver", "FILE_EXTS", "looks_like_path", "glob_regex",
+           "example_before"]
 
 FILE_EXTS = frozenset({
     "md", "mdc", "mdx", "markdown", "rst", "adoc", "txt", "py", "pyi", "pyx", "ipynb", "js", "mjs", "cjs", "ts",
@@ -209,6 +212,18 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
             ch.islower() for ch in name)):
         return [RawRef("symbol", c, start, symbol=name)]
     return []
+
+
+def command_refs(command: str) -> list[RawRef]:
+    """The references of one shell command line (a line of a fenced shell block, its prompt removed):
+    its path and glob tokens by the code-span rules (``./scripts/x.sh``, ``./cmd/bd``, ``a.jsonl``; not
+    URLs, flags, env assignments, absolute paths) plus bare tokens that exactly name an existing file
+    or folder. Empty when no token looks like a path (a bare name alone does not make a line count):
+    ``npm test`` names nothing."""
+    if "`" in command:
+        return []
+    refs = [r for r in _span_refs(command, 0) if r.kind in ("path", "glob")]
+    return refs if any(not r.exact for r in refs) else []
 
 
 def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
