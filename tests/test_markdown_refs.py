@@ -359,3 +359,19 @@ def test_shell_fence_lines_naming_paths_are_memories(tmp_path):
     skipped = {n: why for src, n, why in parsed.skipped}
     assert skipped[6] == skipped[9] == "code block"  # the comment and `npm test`
     assert skipped[13] == skipped[14] == "code block"  # the python block
+
+
+def test_bold_label_class_names_are_symbols_when_defined(tmp_path):
+    """``- **DownloadsWatchdog**: ...`` (browser-use's CLAUDE.md) names a class: a symbol reference
+    when the class is defined, nothing when it is not (``**Overview**``, ``**MissingWatchdog**``)."""
+    root = tmp_path / "bu"
+    src = "class BaseWatchdog:\n    pass\n\n\nclass DownloadsWatchdog(BaseWatchdog):\n    def run(self):\n        return 1\n"
+    head = make_repo(root, {"AGENTS.md": "# Watchdogs\n\n- **DownloadsWatchdog**: handles downloads\n"
+                                         "- **MissingWatchdog**: was planned\n- **Overview**: see below\n",
+                            "bu/watchdogs/downloads.py": src})
+    parsed = parse(root)
+    (ev,) = refs_of(parsed, "handles downloads")
+    assert (ev["type"], ev["ref"], ev["symbol"], ev["path"], ev["line_start"], ev["line_end"], ev["commit_sha"]) == (
+        "symbol", "mention", "DownloadsWatchdog", "bu/watchdogs/downloads.py", 5, 7, head)
+    assert refs_of(parsed, "was planned") == []
+    assert refs_of(parsed, "see below") == []

@@ -261,6 +261,10 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
     for m in _BOLD_SPAN.finditer(work):  # a bold label "**hertzbeat-manager**:" (a path token stays a path)
         name = m.group(1) or m.group(2)
         if "/" not in name and not looks_like_path(name.rstrip(".:,!?")):
+            label = name.rstrip(".:,!?")
+            if re.fullmatch(r"[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*", label) and _CAMEL.match(label):
+                # "**DownloadsWatchdog**: ..." names a class: kept when it is defined (browser-use's CLAUDE.md)
+                refs.append(RawRef("symbol", label, m.start(), literal=False, symbol=label))
             bare = _bare(name, m.start())
             if bare is not None:
                 refs.append(bare)
