@@ -355,3 +355,17 @@ def test_decision_names_are_the_cli_words():
     assert [d.value for d in Decision] == ["approve", "reject", "needs-review", "archive"]
     with pytest.raises(ValueError):
         Decision("needs_review")
+
+
+def test_globs_one_home():
+    """domain.globs: the one glob matcher of the importer and of revalidation."""
+    from memtui.domain.globs import glob_match
+
+    files = ["pkg/a/__snapshots__/x.snap", "pkg/b.snap", "testing/t1.test", "testing/sys/t2.test",
+             "src/api/r.py", "src/web/w.py", "src/cli/c.py"]
+    assert glob_match("pkg/**/*.snap", files) == ["pkg/a/__snapshots__/x.snap", "pkg/b.snap"]
+    assert glob_match("*.test", files) == ["testing/sys/t2.test", "testing/t1.test"]
+    assert glob_match("./testing/*.test", files) == ["testing/t1.test"]
+    assert glob_match("src/{api,web}/*.py", files) == ["src/api/r.py", "src/web/w.py"]
+    assert glob_match("src/[!a]*/*.py", files) == ["src/cli/c.py", "src/web/w.py"]
+    assert glob_match("src/", files) == ["src/api/r.py", "src/cli/c.py", "src/web/w.py"]

@@ -38,7 +38,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-__all__ = ["RawRef", "find_refs", "command_refs", "RefResolver", "FILE_EXTS", "looks_like_path", "glob_regex",
+from memtui.domain.globs import glob_regex
+
+__all__ = ["RawRef", "find_refs", "command_refs", "RefResolver", "FILE_EXTS", "looks_like_path",
            "example_before"]
 
 FILE_EXTS = frozenset({
@@ -305,34 +307,6 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
         r.example = example_before(text, r.start)
         r.placeholder = bool(_PLACEHOLDER.search(r.target) or _PLACEHOLDER_CAMEL.match(r.target))
     return refs
-
-
-def glob_regex(pattern: str) -> re.Pattern:
-    """A regular expression for a path glob (``**`` crosses folders, ``*``/``?`` do not, ``{a,b}``)."""
-    out, i = "", 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out += "(?:.*/)?"
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out += ".*"
-            i += 2
-            continue
-        if c == "*":
-            out += "[^/]*"
-        elif c == "?":
-            out += "[^/]"
-        elif c == "{" and "}" in pattern[i:]:
-            j = pattern.index("}", i)
-            out += "(?:" + "|".join(re.escape(a) for a in pattern[i + 1:j].split(",")) + ")"
-            i = j + 1
-            continue
-        else:
-            out += re.escape(c)
-        i += 1
-    return re.compile(out + r"\Z")
 
 
 @dataclass

@@ -31,11 +31,12 @@ import re
 from collections import Counter
 from typing import Any, Callable, Sequence
 
+from memtui.domain.globs import glob_match
 from memtui.sources.gitdiff import GitError, GitRepo
 from memtui.sources.history import History, Tree, safe_repo_path
 from memtui.sources.symbols import language_for
 
-__all__ = ["is_named_reference", "is_example", "check_references", "glob_match", "written", "rewrite_reference",
+__all__ = ["is_named_reference", "is_example", "check_references", "written", "rewrite_reference",
            "propose_statement"]
 
 _SYMBOL_TYPES = ("symbol",)
@@ -68,48 +69,6 @@ def _named(ev: Any) -> str:
 
 def _short(sha: str | None) -> str:
     return (sha or "")[:7]
-
-
-def glob_match(pattern: str, files: frozenset[str] | set[str]) -> list[str]:
-    """Files matching ``pattern`` (``*`` within a folder, ``**`` across folders, ``?``,
-    ``[...]``, ``{a,b}`` alternatives; a pattern without ``/`` matches file names anywhere)."""
-    alts = [pattern]
-    m = re.search(r"\{([^{}]*)\}", pattern)
-    if m:
-        alts = [pattern[:m.start()] + a + pattern[m.end():] for a in m.group(1).split(",")]
-    regs = []
-    for alt in alts:
-        alt = alt.strip().removeprefix("./")
-        anywhere = "/" not in alt.rstrip("/")
-        rx, i = "", 0
-        while i < len(alt):
-            c = alt[i]
-            if alt.startswith("**/", i):
-                rx += "(?:.*/)?"
-                i += 3
-                continue
-            if alt.startswith("**", i):
-                rx += ".*"
-                i += 2
-                continue
-            if c == "*":
-                rx += "[^/]*"
-            elif c == "?":
-                rx += "[^/]"
-            elif c == "[":
-                j = alt.find("]", i)
-                if j < 0:
-                    rx += re.escape(c)
-                else:
-                    rx += "[" + alt[i + 1:j].replace("!", "^", 1) + "]"
-                    i = j
-            else:
-                rx += re.escape(c)
-            i += 1
-        if alt.endswith("/"):
-            rx += ".*"
-        regs.append(re.compile(("(?:.*/)?" if anywhere else "") + rx + r"\Z"))
-    return sorted(f for f in files if any(r.match(f) for r in regs))
 
 
 class _Checker:
