@@ -159,10 +159,10 @@ def _locate(lines: list[str], span: tuple[int, int], written: str) -> tuple[int,
 
 
 def _toplevel(repo_dir: Path) -> Path:
-    try:
-        return Path(GitRepo(repo_dir)._run(["rev-parse", "--show-toplevel"]).decode().strip())
-    except GitError as exc:
-        raise LintError(f"{repo_dir}: not a git checkout ({exc})") from exc
+    top = GitRepo(repo_dir).toplevel()
+    if top is None:
+        raise LintError(f"{repo_dir}: not a git checkout")
+    return top
 
 
 def suggest_diff(findings: list[Finding], repo_dir: Path) -> str:

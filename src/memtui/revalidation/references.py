@@ -79,7 +79,6 @@ class _Checker:
         self.result = make_result
         self.head_tree = history.tree(head)
         self._dir_names: dict[str, tuple[str, ...]] | None = None
-        self.split: str | None = None  # where a split folder's files went (set by _folder_move)
 
     def dir_by_name(self) -> dict[str, tuple[str, ...]]:
         if self._dir_names is None:
@@ -112,6 +111,10 @@ class _Checker:
         folder = at.is_dir(path)
         noun = "folder" if folder else "file"
         new, commit, how = (self._folder_move(anchor, path, at) if folder else self._file_move(anchor, path, at))
+        if how == "split":  # no folder took most of its files: nothing to rewrite the line to
+            where = f" in {_short(commit)}" if commit else f" since {_short(anchor)}"
+            return self.result(ev, "deleted", "folder_split", f"{w} was split{where}: its files went to {new}",
+                               "high", moved_in=commit)
         if new is not None:
             where = f" in {_short(commit)}" if commit else ""
             why = f"{w} was moved to {new}{where}" if how == "history" else \
@@ -119,10 +122,6 @@ class _Checker:
                     f" ({w} removed in {_short(commit)})" if commit else "")
             return self.result(ev, "changed", "path_moved", why, "medium", new, moved_in=commit)
         where = f" in {_short(commit)}" if commit else f" since {_short(anchor)}"
-        split, self.split = self.split, None
-        if folder and split:
-            return self.result(ev, "deleted", "folder_split", f"{w} was split{where}: its files went to {split}",
-                               "high", moved_in=commit)
         return self.result(ev, "deleted", "folder_deleted" if folder else "file_deleted",
                            f"{w} was deleted{where}", "high", moved_in=commit)
 
@@ -150,6 +149,9 @@ class _Checker:
         return None
 
     def _folder_move(self, anchor: str, path: str, at: Tree) -> tuple[str | None, str | None, str]:
+        """(new folder, commit, how): how is ``history`` (its files were renamed there), ``name``
+        (the only folder of that name, or where same-named files reappeared), ``split`` (new is
+        then the folders its files went to) or ``""`` (gone)."""
         prefix = path + "/"
         inside = sorted(f for f in at.files if f.startswith(prefix))[:_MAX_FOLDER_FILES]
         targets: Counter = Counter()
@@ -182,8 +184,7 @@ class _Checker:
             split = [d for d, _ in votes.most_common(3)]
             if n * 2 <= sum(votes.values()) and len(split) > 1:
                 # no folder took most of its files: a split, not a move (nothing to rewrite)
-                self.split = ", ".join(split)
-                return None, commits.most_common(1)[0][0] if commits else None, ""
+                return ", ".join(split), commits.most_common(1)[0][0] if commits else None, "split"
             if n * 3 >= len(inside) and self.head_tree.is_dir(new_dir) and not at.is_dir(new_dir):
                 commit = commits.most_common(1)[0][0] if commits else (
                     deleted_in.most_common(1)[0][0] if deleted_in else None)
@@ -299,14 +300,8 @@ class _Checker:
         trail = self.history.follow(anchor, path)
         if trail.path is None and trail.steps:
             return trail.last_commit
-        last = name.rsplit(".", 1)[-1]
         paths = [path] + ([trail.path] if trail.path and trail.path != path else [])
-        try:
-            out = self.repo._run(["log", "--format=%H", f"-S{last}", f"{anchor}..{self.head}", "--", *paths])
-        except GitError:
-            return None
-        shas = out.decode().split()
-        return shas[-1] if len(shas) == 1 else (shas[0] if shas else None)
+        return self.history.last_change_of(anchor, paths, name.rsplit(".", 1)[-1])
 
 
 def _symbol_name(ev: Any) -> str | None:

@@ -105,6 +105,7 @@ class ReviewService:
         and point those references at their new paths; else ``text``. Returns the event id.
         Raises MemoryNotFound or DecisionError (nothing proposed, empty text, a changed version)."""
         from memtui.review.lifecycle import record_note
+        from memtui.revalidation.references import rewrite_reference
         from memtui.store.models import Evidence
 
         with Session(self.engine) as session, session.begin():
@@ -131,8 +132,6 @@ class ReviewService:
             memory.statement = text
             session.add(memory)
             for e in moved:  # the line now names the new path: check it from HEAD on
-                from memtui.revalidation.references import rewrite_reference
-
                 if e.target:
                     e.target = rewrite_reference(e.target, e.path, e.current_path)
                 e.path, e.commit_sha = e.current_path, e.current_commit or e.commit_sha

@@ -218,10 +218,14 @@ class History:
                 break
         return Trail(path, cur, tuple(steps))
 
-    def deleting_commit(self, anchor: str, path: str) -> str | None:
-        """The commit (after ``anchor``) that deleted or renamed ``path``, if history shows one."""
-        trail = self.follow(anchor, path)
-        return trail.steps[0].commit if trail.steps else None
+    def last_change_of(self, anchor: str, paths: Sequence[str], word: str) -> str | None:
+        """The newest commit after ``anchor`` that changed how often ``word`` occurs in ``paths``
+        (``git log -S``: where a definition was removed), or None. One process."""
+        try:
+            out = self.repo._run(["log", "-1", "--format=%H", f"-S{word}", f"{anchor}..{self.head}", "--", *paths])
+        except GitError:
+            return None
+        return out.decode().strip() or None
 
 
 def blame_commits(repo: GitRepo, path: str) -> dict[int, str]:
