@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 from datetime import UTC, datetime
@@ -31,10 +30,7 @@ DATA = Path(__file__).resolve().parent / "data" / "formats"
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 ACTOR = Actor(type="human", id="importer-1", role="reviewer")
 
-GIT_ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
-           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
-           "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+from tests.gitrepo import GIT_ENV
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -8,8 +8,6 @@ compares the evidence with dictionaries worked out by hand.
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,15 +15,11 @@ import pytest
 from memtui.importers.markdown import parse_markdown
 from memtui.importers.pipeline import _context
 
-GIT_ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
-           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
-           "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+from tests.gitrepo import git as _git
 
 
 def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return _git(cwd, *args).strip()
 
 
 def make_repo(root: Path, files: dict[str, str]) -> str:

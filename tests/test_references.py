@@ -7,7 +7,6 @@ Expected commits and paths come from the test's own git commands, never from the
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -22,7 +21,8 @@ from memtui.maintenance.runner import maintain
 from memtui.review.service import ReviewService
 from memtui.sample import set_up_demo
 from memtui.sources.gitdiff import GitRepo
-from tests.test_revalidate_git import GIT_ENV, Repo, git
+from tests.gitrepo import GIT_ENV, git
+from tests.test_revalidate_git import Repo
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 LEAD = Actor("human", "lee", "lead")

@@ -6,8 +6,6 @@ Expected names and 1-based inclusive line numbers were worked out by hand from t
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,15 +14,7 @@ from memtui.sources.gitdiff import GitRepo
 from memtui.sources.symbol_index import Definition, RepoSymbolIndex
 from memtui.sources.symbols import SymbolIndex, call_sites, find_symbol
 
-GIT_ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
-           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
-           "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True,
-                          text=True).stdout
+from tests.gitrepo import git
 
 
 def commit(path: Path, files: dict[str, str | None]) -> str:

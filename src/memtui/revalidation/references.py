@@ -26,7 +26,6 @@ Outcomes (``EvidenceCheck.status`` / ``reason_code``), design "revalidate":
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections import Counter
 from typing import Any, Callable, Sequence

@@ -48,7 +48,7 @@ def reanchor(session: Session, memory: Memory, evidence: list[Evidence]) -> str 
     repo_row = session.get(Repository, memory.repository_id)
     if repo_row is None or not repo_row.checkout_path or not Path(repo_row.checkout_path).is_dir():
         return None
-    rows = [e for e in evidence if e.commit_sha and e.path is not None or (e.commit_sha and e.symbol)]
+    rows = [e for e in evidence if e.commit_sha and (e.path is not None or e.symbol)]
     rows = [e for e in rows if e.status != RETIRED and e.status != "unresolvable" and (e.ref or "") != "example"]
     if not rows:
         return None

@@ -370,13 +370,11 @@ class QueueScreen(Screen):
         except (LifecycleError, MemoryNotFound) as exc:
             self.app.call_from_thread(self._decision_refused, str(exc), self.service.queue_item(memory_id))
             return
-        item, detail = self.service.queue_item(memory_id), self.service.detail(memory_id)
-        self.app.call_from_thread(self._edited, item, detail)
+        self.app.call_from_thread(self._edited, self.service.queue_item(memory_id))
 
-    def _edited(self, item: QueueItemView, detail) -> None:
+    def _edited(self, item: QueueItemView) -> None:
         self._pending = False
-        self._refresh_row(item)
-        self.query_one("#detail", MemoryDetail).show_memory(detail)
+        self._refresh_row(item)  # redraws the row and, for the highlighted one, the detail pane
         self.notify("Statement edited to the proposal; approve it with a.", title="Edited", markup=False)
 
     def action_evidence(self) -> None:

@@ -22,7 +22,7 @@ from typing import Iterable, Sequence
 
 from memtui.sources.gitdiff import GitError, GitRepo
 
-__all__ = ["Tree", "Step", "Trail", "History", "safe_repo_path"]
+__all__ = ["Tree", "Step", "Trail", "History", "safe_repo_path", "blame_commits"]
 
 
 def safe_repo_path(path: str | None) -> str | None:
