@@ -9,12 +9,11 @@ from datetime import UTC, datetime
 
 import pytest
 import sqlalchemy as sa
-import typer
 import yaml
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
-from memtui.cli_io import register
+from memtui.cli import app as memtui_app
 from memtui.domain.invariants import Actor
 from memtui.importers.native import import_files, parse_record
 from memtui.importers.reader import RawRecord
@@ -220,14 +219,7 @@ def test_blocked_memory_is_exported_redacted(engine, tmp_path):
 # ---- CLI -----------------------------------------------------------------------------------
 
 def _cli(args: list[str]):
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        """memtui (test app)."""
-
-    register(app)
-    return CliRunner().invoke(app, args)
+    return CliRunner().invoke(memtui_app, args)
 
 
 def test_cli_export_and_import_store(demo_sqlite, tmp_path):

@@ -8,12 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 import sqlalchemy as sa
-import typer
 import yaml
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
-from memtui.cli_io import register
+from memtui.cli import app as memtui_app
 from memtui.domain.invariants import Actor
 from memtui.importers.native import import_files
 from memtui.maintenance.runner import maintain
@@ -302,14 +301,7 @@ def demo(sqlite_engine, tmp_path):
 
 
 def _cli(args: list[str]):
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        """memtui (test app)."""
-
-    register(app)
-    return CliRunner().invoke(app, args)
+    return CliRunner().invoke(memtui_app, args)
 
 
 def test_demo_recall_returns_eligible_memories_and_names_the_exclusions(demo, tmp_path):

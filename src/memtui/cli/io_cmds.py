@@ -1,27 +1,20 @@
 """CLI commands for memory in and out of the store (issue 5): ``recall``, ``export agents-md``,
-``export json`` and ``import-store``. :func:`register` adds them to the main typer app.
-
-``memtui.cli`` calls ``register(app)`` at its end, so this module imports nothing from it at import
-time (either module may be imported first): the shared option types (``DbOpt`` ...) are bound when
-``register`` runs, before typer reads the annotations, and the helpers are imported in the commands.
-"""
+``export json`` and ``import-store``."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
-if TYPE_CHECKING:  # bound for real by register()
-    from memtui.cli import ActorOpt, DbOpt, RoleOpt
+from memtui.cli.common import ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine, _fail, app
 
 OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of printing.")]
 
 
 def _write_or_echo(text: str, out: Path | None, what: str) -> None:
-    from memtui.cli import _echo, _fail
 
     if out is None:
         _echo(text.rstrip("\n"))
@@ -42,7 +35,6 @@ def recall_command(
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """A small pack of eligible memories relevant to TASK, and what was left out and why."""
-    from memtui.cli import _actor, _echo, _engine, _fail
     from memtui.recall import RecallError, format_pack_markdown, pack_to_json, recall
 
     engine = _engine(db)
@@ -67,7 +59,6 @@ def export_agents_md_command(
     db: DbOpt = None,
 ) -> None:
     """The active memories of a scope as a Markdown section an agent reads (grouped by type)."""
-    from memtui.cli import _engine, _fail
     from memtui.recall import RecallError
     from memtui.reports.export import export_agents_md
 
@@ -81,7 +72,6 @@ def export_agents_md_command(
 @export_app.command("json")
 def export_json_command(out: OutOpt = None, db: DbOpt = None) -> None:
     """The whole store with history, for `memtui import-store` into another store (ids preserved)."""
-    from memtui.cli import _engine
     from memtui.reports.export import export_json
 
     text = json.dumps(export_json(_engine(db)), indent=2, ensure_ascii=False) + "\n"
@@ -93,7 +83,6 @@ def import_store_command(
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Load a store export into an EMPTY store (one transaction; ids and history preserved)."""
-    from memtui.cli import _actor, _echo, _engine, _fail
     from memtui.reports.export import ExportError, import_json_store
 
     try:
@@ -113,11 +102,6 @@ def import_store_command(
           f"{counts.get('history', 0)} history events, {counts.get('repositories', 0)} repositories")
 
 
-def register(app: typer.Typer) -> None:
-    """Add ``recall``, ``export agents-md|json`` and ``import-store`` to ``app``."""
-    from memtui import cli
-
-    globals().update(DbOpt=cli.DbOpt, ActorOpt=cli.ActorOpt, RoleOpt=cli.RoleOpt)
-    app.command("recall")(recall_command)
-    app.add_typer(export_app, name="export")
-    app.command("import-store")(import_store_command)
+app.command("recall")(recall_command)
+app.add_typer(export_app, name="export")
+app.command("import-store")(import_store_command)

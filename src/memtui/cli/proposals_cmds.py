@@ -1,0 +1,167 @@
+"""Commands on proposals: duplicate clusters, conflicts, compactions, and undoing those decisions."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Optional
+
+import typer
+
+from memtui.cli.common import (ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine, _fail,
+                               app)
+
+
+def _resolve_call(fn, *args, **kwargs):
+    from memtui.domain.invariants import LifecycleError
+
+    try:
+        return fn(*args, **kwargs)
+    except LifecycleError as exc:
+        raise _fail(str(exc))
+
+
+def _print_result(r) -> None:
+    for mid, (before, after) in sorted(r.changes.items()):
+        _echo(f"  {mid}: {before} -> {after}")
+    _echo(f"decision {r.decision_id} ({r.kind}: {r.action})" + (f"; new memory {r.new_memory_id}" if r.new_memory_id else ""))
+
+
+@app.command()
+def duplicates(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    db: DbOpt = None,
+) -> None:
+    """List open near-duplicate clusters (run `memtui maintain` to detect them)."""
+    from memtui.maintenance.dedupe import cluster_records
+
+    rows = [c for c in cluster_records(_engine(db)) if c["status"] == "open"]
+    if as_json:
+        _echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        _echo("no open duplicate clusters")
+    for c in rows:
+        _echo(f"{c['clusterId']}  {len(c['members'])} members  best {c['bestScore']:.0f}  {c['method']}  {c['scopeKey']}")
+        for m in c["members"]:
+            _echo(f"   {'*' if m == c['canonical'] else ' '} {m}")
+
+
+@app.command()
+def merge(
+    cluster_id: Annotated[str, typer.Argument(help="The duplicate cluster.")],
+    canonical: Annotated[Optional[str], typer.Option("--canonical", help="Keep this member (default: the proposed one).")] = None,
+    text: Annotated[Optional[str], typer.Option("--text", help="Edited canonical statement.")] = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Merge a cluster: the canonical keeps all evidence, the others are superseded by it."""
+    from memtui.review.resolve import ResolveService
+
+    r = _resolve_call(ResolveService(_engine(db)).merge, cluster_id, _actor(actor, role), canonical_id=canonical,
+                      canonical_text=text)
+    _print_result(r)
+
+
+@app.command("not-duplicates")
+def not_duplicates(
+    cluster_id: Annotated[str, typer.Argument(help="The duplicate cluster.")],
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Dismiss a cluster; its members are never proposed as duplicates of each other again."""
+    from memtui.review.resolve import ResolveService
+
+    _print_result(_resolve_call(ResolveService(_engine(db)).not_duplicates, cluster_id, _actor(actor, role)))
+
+
+@app.command()
+def conflicts(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Also resolved ones.")] = False,
+    db: DbOpt = None,
+) -> None:
+    """List conflicts (open ones; --all for every record)."""
+    from memtui.maintenance.conflicts import conflict_records
+
+    rows = [c for c in conflict_records(_engine(db)) if all_ or c["status"] == "open"]
+    if as_json:
+        _echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        _echo("no open conflicts")
+    for c in rows:
+        a, b = c["memories"]
+        _echo(f"{c['conflictId']}  [{c['severity']}] {c['status']}  A={a}  B={b}\n   {c['reason']}")
+
+
+@app.command()
+def resolve(
+    conflict_id: Annotated[str, typer.Argument(help="The conflict.")],
+    action: Annotated[str, typer.Argument(help="keep-a | keep-b | neither | not-a-conflict | narrow")],
+    supersede: Annotated[bool, typer.Option("--supersede", help="The loser is superseded by the winner, not invalidated.")] = False,
+    scope: Annotated[Optional[list[str]], typer.Option("--scope", help="With narrow: ID=MODULE_PATH (repeatable).")] = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Resolve a conflict with one of the five resolutions."""
+    from memtui.review.resolve import ResolveService
+
+    scopes = {}
+    for item in scope or []:
+        if "=" not in item:
+            raise _fail(f"--scope {item!r}: expected ID=MODULE_PATH", 2)
+        mid, module = item.split("=", 1)
+        scopes[mid] = {"modulePath": module}
+    r = _resolve_call(ResolveService(_engine(db)).resolve_conflict, conflict_id, action.replace("-", "_"),
+                      _actor(actor, role), supersede=supersede, scopes=scopes)
+    _print_result(r)
+
+
+@app.command()
+def compactions(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    db: DbOpt = None,
+) -> None:
+    """List open compaction proposals."""
+    from memtui.maintenance.compaction import compaction_records
+
+    rows = [p for p in compaction_records(_engine(db)) if p["status"] == "open"]
+    if as_json:
+        _echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        _echo("no open compaction proposals")
+    for p in rows:
+        flag = "  (scope broadens: a lead must accept)" if p["broadensScope"] else ""
+        _echo(f"{p['proposalId']}  {', '.join(p['members'])}{flag}\n   {p['proposedStatement']}")
+
+
+@app.command()
+def compaction(
+    action: Annotated[str, typer.Argument(help="accept | reject")],
+    proposal_id: Annotated[str, typer.Argument(help="The compaction proposal.")],
+    text: Annotated[Optional[str], typer.Option("--text", help="Edited statement (accept).")] = None,
+    keep: Annotated[Optional[list[str]], typer.Option("--keep", help="Member to keep beside the new memory.")] = None,
+    candidate: Annotated[bool, typer.Option("--candidate", help="Create the new memory as a candidate, not active.")] = False,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Accept (optionally with edited text) or reject a compaction proposal."""
+    from memtui.review.resolve import ResolveService
+
+    svc = ResolveService(_engine(db))
+    who = _actor(actor, role)
+    if action == "accept":
+        r = _resolve_call(svc.accept_compaction, proposal_id, who, statement=text, keep=keep, activate=not candidate)
+    elif action == "reject":
+        r = _resolve_call(svc.reject_compaction, proposal_id, who)
+    else:
+        raise _fail("usage: memtui compaction accept|reject PROPOSAL", 2)
+    _print_result(r)
+
+
+@app.command("undo-decision")
+def undo_decision(
+    decision_id: Annotated[str, typer.Argument(help="A merge, conflict or compaction decision id.")],
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Undo a merge, conflict resolution or compaction with compensating events."""
+    from memtui.review.resolve import ResolveService
+
+    _print_result(_resolve_call(ResolveService(_engine(db)).undo, decision_id, _actor(actor, role)))

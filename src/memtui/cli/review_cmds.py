@@ -1,0 +1,245 @@
+"""Reviewer commands on single memories: ``decide``, ``undo``, ``edit``, ``show``, ``history``, ``health``."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Optional
+
+import typer
+
+from memtui.clock import iso
+from memtui.cli.common import (ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine, _fail,
+                               app)
+
+
+@app.command()
+def decide(
+    memory_id: Annotated[str, typer.Argument(help="The memory to decide on.")],
+    decision: Annotated[str, typer.Argument(help="approve | reject | needs-review | archive")],
+    comment: Annotated[Optional[str], typer.Option("--comment", help="Why; kept on the history event.")] = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Record a reviewer decision (one transaction with its history event)."""
+    from memtui.domain.decisions import Decision
+    from memtui.domain.invariants import LifecycleError
+    from memtui.review.lifecycle import MemoryNotFound
+    from memtui.review.service import ReviewService
+
+    try:
+        dec = Decision(decision)
+    except ValueError:
+        raise _fail(f"unknown decision {decision!r}; use approve, reject, needs-review or archive", 2)
+    engine = _engine(db)
+    try:
+        out = ReviewService(engine).decide(memory_id, dec, _actor(actor, role), comment=comment)
+    except (LifecycleError, MemoryNotFound) as exc:
+        raise _fail(str(exc))
+    _echo(f"{out.memory_id}: {out.from_state} -> {out.to_state} (event {out.event_id})")
+
+
+@app.command()
+def undo(
+    memory_id: Annotated[str, typer.Argument(help="Undo the latest decision on this memory.")],
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Undo the latest human decision on a memory with a compensating event."""
+    from memtui.domain.invariants import LifecycleError
+    from memtui.review.lifecycle import MemoryNotFound
+    from memtui.review.service import ReviewService
+
+    engine = _engine(db)
+    svc = ReviewService(engine)
+    try:
+        svc.detail(memory_id)
+    except MemoryNotFound as exc:
+        raise _fail(str(exc))
+    event_id = svc.last_undoable_event(memory_id)
+    if event_id is None:
+        raise _fail(f"{memory_id}: no decision to undo")
+    try:
+        out = svc.undo(event_id, _actor(actor, role))
+    except (LifecycleError, MemoryNotFound) as exc:
+        raise _fail(str(exc))
+    _echo(f"{out.memory_id}: {out.from_state} -> {out.to_state} (undid {out.compensates})")
+
+
+def _detail_dict(d) -> dict:
+    return {
+        "memoryId": d.memory_id, "logicalMemoryId": d.logical_memory_id, "type": d.type,
+        "statement": d.statement,
+        "scope": {"tenantId": d.scope.tenant_id, "repositoryId": d.scope.repository_id,
+                  "modulePath": d.scope.module_path, "appliesTo": list(d.scope.applies_to),
+                  "doesNotApplyTo": list(d.scope.does_not_apply_to)},
+        "state": d.state, "confidence": d.confidence, "reviewState": d.review_state,
+        "conflictState": d.conflict_state, "impact": d.impact, "origin": d.origin,
+        "proposedBy": {"type": d.proposer_type, "id": d.proposer_id} if d.proposer_type else None,
+        "failureClass": d.failure_class, "promotionStatus": d.promotion_status,
+        "requiresHumanReview": d.requires_human_review, "tags": list(d.tags),
+        "invalidationPolicy": list(d.invalidation_policy),
+        "createdAt": iso(d.created_at), "lastValidatedAt": iso(d.last_validated_at),
+        "lastUsedAt": iso(d.last_used_at), "expiresAt": iso(d.expires_at),
+        "expiresAfterDays": d.expires_after_days, "reviewAfterDays": d.review_after_days,
+        "supersededBy": d.superseded_by, "version": d.version,
+        "evidence": [
+            {"type": e.type, "path": e.path, "commitSha": e.commit_sha,
+             "lines": [e.line_start, e.line_end] if e.line_start is not None else None,
+             "symbol": e.symbol, "target": e.target, "ref": e.ref, "spanHash": e.span_hash,
+             "status": e.status, "repositoryId": e.repository_id,
+             "current": {"path": e.current_path, "lines": [e.current_line_start, e.current_line_end],
+                         "commitSha": e.current_commit} if e.current_path else None,
+             "reasonCode": e.reason_code, "reason": e.status_reason}
+            for e in d.evidence
+        ],
+        "revalidation": {"status": d.revalidation_status, "reasons": list(d.revalidation_reasons),
+                         "proposedStatement": d.proposed_statement}
+        if d.revalidation_status else None,
+    }
+
+
+@app.command()
+def show(
+    memory_id: Annotated[str, typer.Argument(help="The memory to show.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
+    db: DbOpt = None,
+) -> None:
+    """Show one memory: statement, scope, state, version and evidence."""
+    from memtui.review.lifecycle import MemoryNotFound
+    from memtui.review.service import ReviewService
+
+    try:
+        d = ReviewService(_engine(db)).detail(memory_id)
+    except MemoryNotFound as exc:
+        raise _fail(str(exc))
+    data = _detail_dict(d)
+    if as_json:
+        _echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    _echo(f"{d.memory_id}  [{d.state}]  version {d.version}")
+    _echo(f"  statement:  {d.statement}")
+    _echo(f"  type:       {d.type}   impact {d.impact}   confidence {d.confidence:.2f}")
+    _echo(f"  scope:      {d.scope.label}")
+    if d.scope.applies_to or d.scope.does_not_apply_to:
+        _echo(f"  applies to: {', '.join(d.scope.applies_to) or '-'};  not to: "
+                   f"{', '.join(d.scope.does_not_apply_to) or '-'}")
+    _echo(f"  review:     {d.review_state}   conflict {d.conflict_state}   origin {d.origin}")
+    if d.failure_class:
+        _echo(f"  failure:    {d.failure_class}   promotion {d.promotion_status}")
+    _echo(f"  created:    {iso(d.created_at)}   last validated {iso(d.last_validated_at) or '-'}")
+    _echo(f"  evidence ({len(d.evidence)}):")
+    for e in d.evidence:
+        _echo(f"    - {e.type:<10} {e.location}  [{e.status}]")
+        if e.current_location and e.current_location != e.location:
+            _echo(f"      now at {e.current_location}")
+        if e.status_reason and e.status not in ("valid", "unchecked"):
+            _echo(f"      {e.status_reason}")
+    if d.revalidation_status and d.revalidation_reasons:
+        _echo(f"  revalidation: {d.revalidation_status}")
+        for r in d.revalidation_reasons:
+            _echo(f"    - {r}")
+    if d.proposed_statement:
+        _echo(f"  proposed edit (memtui edit {d.memory_id} --proposed):")
+        _echo(f"    {d.proposed_statement}")
+
+
+@app.command()
+def history(
+    memory_id: Annotated[str, typer.Argument(help="The memory whose history to print.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the events as JSON.")] = False,
+    db: DbOpt = None,
+) -> None:
+    """Print the append-only state history of a memory, oldest first."""
+    from memtui.review.lifecycle import MemoryNotFound
+    from memtui.review.service import ReviewService
+
+    try:
+        events = ReviewService(_engine(db)).history(memory_id)
+    except MemoryNotFound as exc:
+        raise _fail(str(exc))
+    if as_json:
+        _echo(json.dumps([
+            {"eventId": e.event_id, "memoryId": e.memory_id, "fromState": e.from_state, "toState": e.to_state,
+             "reason": e.reason, "comment": e.comment, "actorType": e.actor_type, "actorId": e.actor_id,
+             "actorRole": e.actor_role, "jobId": e.job_id, "compensates": e.compensates,
+             "createdAt": iso(e.created_at)} for e in events], indent=2, ensure_ascii=False))
+        return
+    for e in events:
+        actor = f"{e.actor_type}:{e.actor_id}" + (f" ({e.actor_role})" if e.actor_role else "")
+        line = f"{iso(e.created_at)}  {e.from_state or '(new)':>12} -> {e.to_state:<12}  {actor}  {e.reason}"
+        if e.comment:
+            line += f"  — {e.comment}"
+        _echo(line + f"  [{e.event_id}]")
+
+
+def _health_dicts(rows, conflicted: dict) -> list[dict]:
+    out = []
+    for r in rows:
+        s = r.by_state
+        queue = s["candidate"] + s["needs_review"] + s["challenged"] + s["approved"]
+        action = []
+        if s["needs_review"] or s["challenged"]:
+            action.append(f"review {s['needs_review'] + s['challenged']} memories that need review")
+        if s["candidate"]:
+            action.append(f"decide {s['candidate']} pending candidates")
+        if conflicted.get(r.repository_id):
+            action.append(f"resolve conflicts of {conflicted[r.repository_id]} memories")
+        out.append({
+            "repositoryId": r.repository_id, "total": r.total,
+            "active": s["active"], "candidatesPending": s["candidate"], "needsReview": s["needs_review"],
+            "conflicted": conflicted.get(r.repository_id, 0), "expired": s["expired"],
+            "reviewQueue": queue, "byState": s, "actionRequired": action,
+        })
+    return out
+
+
+def print_health(engine, as_json: bool) -> None:
+    """Print the per-repository state counts (text table or ``{"memoryHealth": [...]}`` JSON)."""
+    from memtui.domain.states import ALL_STATES
+    from memtui.review.service import ReviewService
+
+    svc = ReviewService(engine)
+    data = _health_dicts(svc.health(), svc.conflict_open_count())
+    if as_json:
+        _echo(json.dumps({"memoryHealth": data}, indent=2))
+        return
+    if not data:
+        _echo("the store holds no memories yet (memtui import FILE, or memtui demo)")
+    for h in data:
+        _echo(f"{h['repositoryId'] or '(org-wide)'}: {h['total']} memories")
+        for state in ALL_STATES:
+            _echo(f"  {state:<13}{h['byState'][state]:>6}")
+        for a in h["actionRequired"]:
+            _echo(f"  action required: {a}")
+
+
+@app.command()
+def health(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    db: DbOpt = None,
+) -> None:
+    """Counts of memories per state for each repository."""
+    print_health(_engine(db), as_json)
+
+@app.command()
+def edit(
+    memory_id: Annotated[str, typer.Argument(help="The memory whose statement to edit.")],
+    proposed: Annotated[bool, typer.Option("--proposed", help="Take revalidation's proposed statement "
+                                           "(moved paths rewritten).")] = False,
+    text: Annotated[Optional[str], typer.Option("--text", help="The new statement.")] = None,
+    expect_version: Annotated[Optional[int], typer.Option("--expect-version", help="Refuse if the memory "
+                                                          "is no longer at this version.")] = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Edit a memory's statement (recorded in its history); --proposed accepts revalidation's edit for
+    moved paths and points the moved references at their new paths. The memory keeps its state:
+    approve it afterwards."""
+    from memtui.domain.invariants import LifecycleError
+    from memtui.review.service import ReviewService
+
+    if proposed == (text is not None):
+        raise _fail("give exactly one of --proposed and --text", 2)
+    try:
+        out = ReviewService(_engine(db)).edit_statement(memory_id, _actor(actor, role), text=text,
+                                                        proposed=proposed, expected_version=expect_version)
+    except LifecycleError as exc:
+        raise _fail(str(exc))
+    _echo(f"{memory_id}: statement edited (event {out})")
