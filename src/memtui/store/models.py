@@ -74,6 +74,8 @@ class Memory(SQLModel, table=True):
     superseded_by: Optional[str] = Field(default=None, max_length=200)
     import_hash: Optional[str] = Field(default=None, max_length=80)
     import_source: Optional[str] = Field(default=None)
+    # sha256 of the statement and scope as of the last history event (issue 9, `memtui check`)
+    content_hash: Optional[str] = Field(default=None, max_length=64)
     version: int = Field(default=1, sa_column=_VERSION)
 
     # optimistic concurrency: an UPDATE carries "WHERE version = <read>" and bumps it, so two
@@ -140,6 +142,9 @@ class StateHistory(SQLModel, table=True):
     review_state_before: Optional[str] = Field(default=None, max_length=40)
     decision_id: Optional[str] = Field(default=None, max_length=64)
     created_at: datetime
+    # tamper evidence (issue 9): sha256 over the previous event of the same memory and this event
+    prev_hash: Optional[str] = Field(default=None, max_length=64)
+    event_hash: Optional[str] = Field(default=None, max_length=64)
 
 
 class MaintenanceJob(SQLModel, table=True):
@@ -302,3 +307,75 @@ class ReviewDecision(SQLModel, table=True):
     payload: dict[str, Any] = Field(default_factory=dict, sa_column=sa.Column(sa.JSON, nullable=False))
     undone_by: Optional[str] = Field(default=None, max_length=64)
     created_at: datetime
+
+
+class Reviewer(SQLModel, table=True):
+    """A reviewer identity of a shared store (issue 9): role and the scopes it may see and decide.
+
+    ``scopes`` lists ``tenant[/repository[/module]]`` strings; ``*`` is every tenant. An empty
+    table means a single-user store in which the login user holds every role.
+    """
+
+    __tablename__ = "reviewer"
+
+    name: str = Field(primary_key=True, max_length=200)
+    role: str = Field(max_length=20)  # reviewer | lead | maintainer
+    scopes: list[str] = Field(default_factory=list, sa_column=sa.Column(sa.JSON, nullable=False))
+    added_by: str = Field(max_length=200)
+    added_at: datetime
+
+
+class AuditEvent(SQLModel, table=True):
+    """An audited governance event (design §22): reviewer changes, refusals, secret incidents,
+    purges, exports, visibility changes. ``subject`` names the memory or reviewer concerned."""
+
+    __tablename__ = "audit_event"
+    __table_args__ = (sa.Index("ix_audit_kind_subject", "kind", "subject"),)
+
+    audit_id: str = Field(primary_key=True, max_length=64)
+    kind: str = Field(max_length=40)
+    actor_id: str = Field(max_length=200)
+    subject: Optional[str] = Field(default=None, sa_column=sa.Column(sa.Text, nullable=True))
+    detail: dict[str, Any] = Field(default_factory=dict, sa_column=sa.Column(sa.JSON, nullable=False))
+    created_at: datetime
+
+
+class SecretFinding(SQLModel, table=True):
+    """A secret found in a memory field. Holds the secret's type and sha256, never the secret.
+
+    ``memory_id`` carries no foreign key: the finding outlives a purge of its memory.
+    """
+
+    __tablename__ = "secret_finding"
+
+    finding_id: str = Field(primary_key=True, max_length=64)
+    memory_id: str = Field(max_length=200, index=True)
+    field: str = Field(max_length=80)
+    secret_type: str = Field(max_length=80)
+    secret_hash: str = Field(max_length=64)
+    scanner_version: str = Field(max_length=80)
+    job_id: Optional[str] = Field(default=None, max_length=64)
+    found_at: datetime
+
+
+class StoreSetting(SQLModel, table=True):
+    """A key/value setting kept in the store (e.g. the secret scanner version last run)."""
+
+    __tablename__ = "store_setting"
+
+    key: str = Field(primary_key=True, max_length=80)
+    value: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+
+
+class ReviewClaim(SQLModel, table=True):
+    """A reviewer's claim on a queue item, so two reviewers never work the same item (issue 9)."""
+
+    __tablename__ = "review_claim"
+
+    memory_id: str = Field(
+        sa_column=sa.Column(sa.String(200), sa.ForeignKey("memory.memory_id", ondelete="CASCADE"),
+                            primary_key=True)
+    )
+    claimed_by: str = Field(max_length=200)
+    claimed_at: datetime
+    expires_at: datetime
