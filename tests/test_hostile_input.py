@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from memtui.cli import app as memtui_app
 from memtui.store.engine import open_store
 from memtui.store.models import Evidence, Memory, StateHistory
-from memtui.text import control_problem, visible, visible_line
+from memtui import text as untrusted
 from tests.gitrepo import git
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -285,6 +285,7 @@ def test_repo_that_is_not_a_git_checkout_is_a_usage_error(tmp_path):
 # ---- 7. control characters in actor names, ids and tags ----------------------------------------------
 
 def test_control_problem_is_the_one_rule():
+    control_problem = untrusted.control_problem
     assert control_problem("--actor", "ann") is None
     assert control_problem("--actor", "ann lee-é") is None
     assert control_problem("--actor", "a\x1b[31m") == "--actor holds a control character (\\x1b at position 2)"
@@ -337,6 +338,7 @@ def test_mcp_entity_name_with_control_characters_is_refused(tmp_path):
 # ---- 8. every output shows untrusted text without its escape sequences -------------------------------
 
 def test_visible_removes_whole_sequences_and_shows_other_controls():
+    visible, visible_line = untrusted.visible, untrusted.visible_line
     assert visible(HOSTILE_STATEMENT) == SHOWN
     assert visible("a\x1bcb\x1b(Bc\x9b2Jd") == "abcd"  # two-byte escapes and 8-bit CSI
     assert visible("osc \x1b]0;title\x1b\\ st, dcs \x1bPq#0\x1b\\ done") == "osc  st, dcs  done"
