@@ -30,6 +30,7 @@ from memtui.domain.invariants import Actor
 from memtui.domain.quality import _IDENTIFIER, QualityInput, eligibility, quality
 from memtui.review.views import EvidenceView
 from memtui.store.models import Evidence, HarmEvent, Memory, Repository, Revalidation, UsageEvent
+from memtui.text import visible
 
 SCOPE_PREFIX = "repository:"
 #: Cosine similarity (TF-IDF) from which a memory counts as relevant to the task.
@@ -501,7 +502,7 @@ def format_pack_markdown(pack: RecallPack) -> str:
         lines.append("")
         lines.append("Left out")
         lines.extend(f"- {s}." for s in pack.summary)
-    return "\n".join(lines) + "\n"
+    return visible("\n".join(lines) + "\n")  # untrusted text: no escape sequence reaches the agent (issue 9)
 
 
 def _evidence_json(e: EvidenceView) -> dict:

@@ -1,26 +1,56 @@
-"""Untrusted text made safe to print: control characters (ANSI escapes, carriage returns, bells)
-become visible ``\\xNN`` codes, so a statement can neither style nor move the terminal.
+"""Untrusted text made safe to print, and the rule for names that may hold no control character.
 
-Used by the CLI and, through :mod:`memtui.widgets.literal`, by the TUI.
+:func:`visible` is the one function every output path uses (CLI ``_echo``, the TUI through
+:mod:`memtui.widgets.literal`, ``export agents-md``, recall, the maintenance reports): whole
+terminal escape sequences (ECMA-48 CSI ``ESC [ ... m``, OSC ``ESC ] ... BEL`` such as hyperlinks,
+DCS/SOS/PM/APC strings, two-byte escapes, and their 8-bit C1 forms) are removed entirely, so no
+remnant such as ``[31m`` is left; every other control character (a lone ESC, CR, BEL, NUL, C1) is
+shown as a visible ``\\xNN`` code. A statement can thus neither style nor move the terminal.
+Rich markup (``[bold]x[/]``) is not a control sequence and is left as text (the TUI shows it
+literally because it builds :class:`rich.text.Text`, never markup).
+
+:func:`control_problem` is the rule for actor names, memory ids and tags (issue 9, item 5): no
+control character at all, newlines and tabs included.
 """
 
 from __future__ import annotations
 
 import re
 
+#: Whole escape sequences: CSI, OSC and string sequences (terminated by BEL or ST), then two-byte escapes.
+_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"                          # CSI: ESC [ params intermediates final
+    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"  # OSC/DCS/SOS/PM/APC ... ST
+    r"|\x1b[ -/]*[0-~]"                                          # nF/Fp/Fe/Fs escapes: ESC c, ESC ( B, ESC 7
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _CONTROL_OR_NEWLINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
+def _code(m: re.Match) -> str:
+    return f"\\x{ord(m.group()):02x}"
+
+
 def visible(text: str | None) -> str:
-    """``text`` with every control character except newline and tab shown as ``\\xNN`` (None -> "")."""
+    """``text`` without terminal escape sequences and with every other control character except
+    newline and tab shown as ``\\xNN`` (None -> "")."""
     if not text:
         return ""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(_code, _SEQUENCE.sub("", text))
 
 
 def visible_line(text: str | None) -> str:
-    """Like :func:`visible`, and newlines and tabs too (for one-line output such as ids and table cells)."""
+    """Like :func:`visible`, and newlines and tabs shown too (one-line output such as ids and table cells)."""
     if not text:
         return ""
-    return _CONTROL_OR_NEWLINE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL_OR_NEWLINE.sub(_code, _SEQUENCE.sub("", text))
+
+
+def control_problem(what: str, value: str | None) -> str | None:
+    """None when ``value`` holds no control character (C0 incl. newline and tab, DEL, C1); else a
+    sentence naming ``what`` and the first one, e.g. ``"--actor holds a control character (\\x1b at
+    position 4)"``. The rule for actor names, memory ids and tags (issue 9, item 5)."""
+    m = _CONTROL_OR_NEWLINE.search(value or "")
+    if m is None:
+        return None
+    return f"{what} holds a control character ({_code(m)} at position {m.start() + 1})"

@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from memtui.text import visible
+from memtui.text import control_problem, visible
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
                   help="memtui: keep coding-agent memory evidence-backed, scoped and reviewed.")
@@ -65,6 +65,7 @@ def _actor(actor: str | None, role: str | None):
             who = getpass.getuser()
         except Exception:  # no login name in some containers
             who = "unknown"
+    if problem := control_problem("--actor", who): raise _fail(problem, 2)  # noqa: E701 (issue 9 item 5)
     return Actor(type="human", id=who, role=role)
 
 

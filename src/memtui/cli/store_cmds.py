@@ -40,22 +40,41 @@ def import_(
                                                          "imported candidates (default: the checkout's name).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every line read but not imported "
                                           "(blank lines aside), with why.")] = False,
+    max_statement_bytes: Annotated[Optional[int], typer.Option(
+        "--max-statement-bytes", help="Refuse a statement longer than this (UTF-8 bytes; env "
+        "MEMTUI_MAX_STATEMENT_BYTES; default 4096).")] = None,
+    max_excerpt_bytes: Annotated[Optional[int], typer.Option(
+        "--max-excerpt-bytes", help="Refuse an evidence excerpt longer than this (env MEMTUI_MAX_EXCERPT_BYTES; "
+        "default 65536).")] = None,
+    max_file_bytes: Annotated[Optional[int], typer.Option(
+        "--max-file-bytes", help="Refuse a file larger than this (env MEMTUI_MAX_FILE_BYTES; default 52428800 "
+        "= 50 MB).")] = None,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Import records: the design's shapes (YAML/JSON/JSONL) and the formats agents write (CLAUDE.md,
     AGENTS.md, Cursor rules, memory banks, MCP memory graph, Mem0, Letta). One transaction, all
     or nothing unless --skip-invalid; importing the same files twice adds nothing."""
     from memtui.importers.formats import FORMATS, import_paths
+    from memtui.importers.limits import ImportLimits, use_limits
     from memtui.importers.native import ImportRefused
+    from memtui.importers.reader import ImportFileError
 
     if fmt != "auto" and fmt not in FORMATS:
         raise _fail(f"--format must be auto or one of {', '.join(FORMATS)}, not {fmt!r}", 2)
+    try:
+        limits = ImportLimits.from_env(statement_bytes=max_statement_bytes, excerpt_bytes=max_excerpt_bytes,
+                                       file_bytes=max_file_bytes)
+    except ValueError as exc:
+        raise _fail(str(exc), 2)
     engine = _engine(db)
     try:
-        report = import_paths(engine, list(files), _actor(actor, role), fmt=fmt, repo_dir=repo,
-                              repository_id=repository_id, skip_invalid=skip_invalid)
+        with use_limits(limits):
+            report = import_paths(engine, list(files), _actor(actor, role), fmt=fmt, repo_dir=repo,
+                                  repository_id=repository_id, skip_invalid=skip_invalid)
     except ImportRefused as exc:
         raise _fail(str(exc))
+    except ImportFileError as exc:  # --repo is not a git checkout (or has no commit)
+        raise _fail(str(exc), 2)
     if repo is not None:
         # the checkout the evidence points into is the one maintenance must read: register it
         from memtui.maintenance.repositories import register_repository

@@ -79,8 +79,8 @@ import yaml
 
 from memtui.domain.spans import span_hash, split_lines
 from memtui.importers.reader import ImportFileError
-from memtui.importers.records import (ImportContext, Item, Parsed, norm_text, read_text, tag, type_for_label,
-                                      type_for_text)
+from memtui.importers.records import (ImportContext, Item, Parsed, norm_text, read_text, record_error, tag,
+                                      type_for_label, type_for_text)
 from memtui.importers.refs import _CODE_SPAN as _RCODE
 from memtui.importers.refs import _URL, RawRef, RefResolver, Where, command_refs, find_refs, looks_like_path
 
@@ -1099,22 +1099,44 @@ class _Pending:
     refs: list[RawRef]
 
 
+def _escapes(path: Path, boundary: Path) -> str | None:
+    """Why ``path`` (inside ``boundary`` as written) must not be read: it is a symlink, or lies in a
+    linked folder, whose target is outside ``boundary``; None when it stays inside (issue 9, item 5)."""
+    target = path.resolve()
+    if target.is_relative_to(boundary):
+        return None
+    return f"is a symlink to {target}, outside {boundary}; not read (copy the file in if it belongs here)"
+
+
 def parse_markdown(files: list[Path], ctx: ImportContext) -> Parsed:
-    """Read Markdown instruction files (or folders of them) into candidates; see the module doc."""
+    """Read Markdown instruction files (or folders of them) into candidates; see the module doc.
+
+    A file given or found that is a symlink leading out of the repository (without one: out of the
+    folder given, or holding the file given) is never read: it is a refused record naming the file
+    (skipped and listed with ``--skip-invalid``); ``@imports`` and index links leaving it are warnings."""
     imp = _MarkdownImport(ctx)
     queue: list[_Job] = []
+
+    def enqueue(f: Path, boundary: Path, memory: bool) -> None:
+        why = _escapes(f, boundary)
+        if why is None:
+            queue.append(_Job(f.resolve(), None, 0, boundary, memory))
+        else:
+            imp.out.errors.append(record_error(str(f), None, None, None, None, why))
+
     for p in files:
         p = Path(p)
-        boundary = ctx.repo_root if ctx.repo_root is not None and ctx.rel(p) is not None else (
-            p.resolve() if p.is_dir() else p.resolve().parent)
+        here = p.resolve() if p.is_dir() else p.parent.resolve() / p.name  # where it is, not where it points
+        in_repo = ctx.repo_root is not None and (here.is_relative_to(ctx.repo_root) or ctx.rel(p) is not None)
+        boundary = ctx.repo_root if in_repo else (here if p.is_dir() else here.parent)
         if p.is_dir():
             found = _expand_folder(p)
             if not found:
                 imp.out.warnings.append(f"{p}: no instruction files found")
-            queue += [_Job(f.resolve(), None, 0, boundary, mem) for f, mem in found]
+            for f, mem in found:
+                enqueue(f, boundary, mem)
         else:
-            memory = p.name == "MEMORY.md"
-            queue.append(_Job(p.resolve(), None, 0, boundary, memory))
+            enqueue(p, boundary, p.name == "MEMORY.md")
     while queue:
         job = queue.pop(0)
         if job.path in imp.done:

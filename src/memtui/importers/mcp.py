@@ -30,7 +30,7 @@ from typing import Any
 
 from memtui.importers.records import (ImportContext, Item, Parsed, line_of, load_json_lines, norm_text,
                                       read_text, record_error, tag, type_for_label, type_for_text)
-from memtui.importers.reader import ImportFileError
+from memtui.importers.reader import ImportFileError, jsonl_lines
 
 __all__ = ["parse_mcp"]
 
@@ -45,7 +45,7 @@ def _records(path: Path, text: str) -> list[tuple[int | None, Any, str | None]]:
     try:
         json.loads(text)
         whole = True
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         whole = False
     if whole:
         doc = load_json_lines(path, text)
@@ -63,15 +63,7 @@ def _records(path: Path, text: str) -> list[tuple[int | None, Any, str | None]]:
         if isinstance(doc, list):
             return [(line_of(v), v, None) for v in doc]
         return [(line_of(doc, default=1), doc, None)]
-    out = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append((n, json.loads(line), None))
-        except json.JSONDecodeError as exc:
-            out.append((n, None, f"JSON syntax error at column {exc.colno}: {exc.msg}"))
-    return out
+    return jsonl_lines(text.encode("utf-8"))  # a broken line is one bad record
 
 
 def _text(value: Any) -> str | None:

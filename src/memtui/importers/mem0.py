@@ -19,13 +19,12 @@ creation event (from = to = candidate), each with its Mem0 timestamp in the reas
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from memtui.importers.records import (ImportContext, Item, Parsed, line_of, load_json_lines, parse_time,
                                       read_text, record_error, tag, type_for_label, type_for_text)
-from memtui.importers.reader import ImportFileError
+from memtui.importers.reader import ImportFileError, jsonl_lines
 
 __all__ = ["parse_mem0"]
 
@@ -36,15 +35,7 @@ def _items(path: Path, text: str) -> list[tuple[int | None, Any, str | None]]:
     if not text.strip():
         return []
     if path.suffix.casefold() == ".jsonl":
-        out = []
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                out.append((n, json.loads(line), None))
-            except json.JSONDecodeError as exc:
-                out.append((n, None, f"JSON syntax error at column {exc.colno}: {exc.msg}"))
-        return out
+        return jsonl_lines(text.encode("utf-8"))  # a broken line is one bad record
     doc = load_json_lines(path, text)
     if isinstance(doc, dict):
         if "results" in doc:

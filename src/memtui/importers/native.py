@@ -2,7 +2,10 @@
 
 By default one bad record means nothing is imported; ``skip_invalid`` imports the valid
 records and returns the rejects. A record already imported with the same content is left
-alone, so importing the same file twice adds nothing the second time.
+alone, so importing the same file twice adds nothing the second time; a different record with an
+id already in the store is refused. Two records of one import with the same id are refused
+naming both places (issue 9, item 5), as are a statement or excerpt over the size limits
+(:mod:`memtui.importers.limits`) and a control character in an id or tag.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from sqlmodel import Session, select
 
 from memtui.clock import utcnow
 from memtui.domain.invariants import Actor, InvariantViolation
+from memtui.importers.limits import record_problems
 from memtui.importers.reader import ImportFileError, LineDict, RawRecord, read_records
 from memtui.importers.schema import AwtlCandidateIn, CandidateIn, EvidenceIn, MemoryIn, record_kind
 from memtui.review.lifecycle import create_memory
@@ -27,9 +31,10 @@ from memtui.text import visible_line
 
 
 class RecordError(Exception):
-    """A record that was refused: its file, 0-based index, line, id, the field and what is wrong."""
+    """A record that was refused: its file, 0-based index (None: the whole file, e.g. a Markdown file
+    that is a symlink out of the repository), line, id, the field and what is wrong."""
 
-    def __init__(self, path: str, index: int, line: int | None, record_id: str | None,
+    def __init__(self, path: str, index: int | None, line: int | None, record_id: str | None,
                  field: str | None, message: str):
         self.path, self.index, self.line = path, index, line
         self.record_id, self.field, self.message = record_id, field, message
@@ -37,9 +42,10 @@ class RecordError(Exception):
 
     def __str__(self) -> str:
         where = self.path + (f": line {self.line}" if self.line is not None else "")
-        what = f"record {self.index + 1}" + (f" ({visible_line(self.record_id)})" if self.record_id else "")
+        what = (f": record {self.index + 1}" if self.index is not None else "") + (
+            f" ({visible_line(self.record_id)})" if self.record_id else "")
         fld = f": field '{self.field}'" if self.field else ""
-        return f"{where}: {what}{fld}: {self.message}"
+        return f"{where}{what}{fld}: {self.message}"
 
 
 class ImportRefused(Exception):
@@ -201,8 +207,78 @@ def parse_record(raw: RawRecord) -> tuple[Memory, list[Evidence]]:
                         f"{_message(other)}")
         raise RecordError(raw.path, raw.index, _field_line(data, loc, raw.line), rid,
                           _loc_text(loc) or None, message) from None
-    memory.import_hash = _canonical_hash({"kind": kind, "record": data})
+    problems = _text_problems(kind, memory, evidence)
+    if problems:
+        (fld, message), rest = problems[0], problems[1:]
+        message += "".join(f"; also field '{f}': {m}" for f, m in rest)
+        top = fld.split("[")[0].split(".")[0]
+        raise RecordError(raw.path, raw.index, _field_line(data, (top,), raw.line), rid, fld, message)
+    try:
+        memory.import_hash = _canonical_hash({"kind": kind, "record": data})
+    except (RecursionError, ValueError) as exc:  # nested too deeply to hash
+        raise _as_error(raw, None, f"record cannot be read: {exc}") from None
     return memory, evidence
+
+
+_FIELDS = {  # the record's own field names, per shape, for errors
+    "memory": {"statement": "statement", "tags": "tags", "logical": "logicalMemoryId",
+               "superseded": "supersededBy", "proposer": "proposedBy.id"},
+    "candidate": {"statement": "statement", "tags": "tags", "logical": "candidateId",
+                  "superseded": "supersededBy", "proposer": "proposedBy.id"},
+    "awtl": {"statement": "proposed_memory", "tags": "tags", "logical": "candidate_id",
+             "superseded": "supersededBy", "proposer": "source_action_ids[0]"},
+}
+
+
+def _text_problems(kind: str, memory: Memory, evidence: list[Evidence]) -> list[tuple[str, str]]:
+    """Size limits and control characters in ids and tags (issue 9, item 5), named by the record's fields."""
+    names = _FIELDS[kind]
+    return record_problems(
+        statement=memory.statement, statement_field=names["statement"],
+        excerpts=[(f"evidence[{i}].excerpt", e.excerpt) for i, e in enumerate(evidence)],
+        ids=[(names["logical"], memory.logical_memory_id), (names["superseded"], memory.superseded_by),
+             (names["proposer"], memory.proposer_id)],
+        tags=memory.tags or [], tags_field=names["tags"])
+
+
+def parse_records(raws: list[RawRecord]) -> tuple[list[tuple[RawRecord, Memory, list[Evidence]]], list[RecordError]]:
+    """Validate ``raws`` (:func:`parse_record`) and refuse a second record with an id already seen,
+    naming both places (file, line, record). Returns (valid records, errors)."""
+    good: list[tuple[RawRecord, Memory, list[Evidence]]] = []
+    errors: list[RecordError] = []
+    seen: dict[str, RawRecord] = {}
+    for raw in raws:
+        try:
+            memory, evidence = parse_record(raw)
+        except RecordError as err:
+            errors.append(err)
+            continue
+        first = seen.get(memory.memory_id)
+        if first is not None:
+            line = _field_line(raw.data, (_id_field(raw.data),), raw.line)
+            errors.append(RecordError(
+                raw.path, raw.index, line, memory.memory_id, _id_field(raw.data),
+                f"duplicate id: {_place(first)} has the same id; each record needs its own id"))
+            continue
+        seen[memory.memory_id] = raw
+        good.append((raw, memory, evidence))
+    return good, errors
+
+
+def _id_field(data: Any) -> str:
+    if isinstance(data, dict):
+        for key in ("memoryId", "candidateId", "candidate_id"):
+            if key in data:
+                return key
+        for wrapper in ("memory", "candidate"):
+            if isinstance(data.get(wrapper), dict):
+                return _id_field(data[wrapper])
+    return "memoryId"
+
+
+def _place(raw: RawRecord) -> str:
+    """Where a record is: ``file: line N (record K)``."""
+    return raw.path + (f": line {raw.line}" if raw.line is not None else "") + f" (record {raw.index + 1})"
 
 
 def _message(err: dict) -> str:
@@ -242,21 +318,9 @@ def import_files(engine: Engine, paths: list[Path | str], actor: Actor, *, skip_
         raise ImportRefused(file_errors)
 
     report = ImportReport()
-    seen: dict[str, RawRecord] = {}
-    parsed: list[_Parsed] = []
-    for raw in raws:
-        try:
-            memory, evidence = parse_record(raw)
-        except RecordError as err:
-            report.rejected.append(err)
-            continue
-        first = seen.get(memory.memory_id)
-        if first is not None:
-            report.rejected.append(RecordError(raw.path, raw.index, raw.line, memory.memory_id, "memoryId",
-                                               f"duplicate id; first in {first.path} record {first.index + 1}"))
-            continue
-        seen[memory.memory_id] = raw
-        parsed.append(_Parsed(raw, memory, evidence))
+    good, errors = parse_records(raws)
+    report.rejected += errors
+    parsed = [_Parsed(raw, memory, evidence) for raw, memory, evidence in good]
 
     with Session(engine) as session, session.begin():
         ids = [p.memory.memory_id for p in parsed]

@@ -71,10 +71,10 @@ from sqlmodel import Session, select
 
 from memtui.clock import utcnow
 from memtui.domain.invariants import Actor, LifecycleError
-from memtui.importers.native import ImportRefused, ImportReport, RecordError, parse_record
-from memtui.importers.reader import ImportFileError, RawRecord, read_records
-from memtui.importers.records import (GROUP_TAG, ImportContext, Item, Parsed, _group_of, read_text, tag,
-                                      record_error)
+from memtui.importers.native import ImportRefused, ImportReport, RecordError, parse_records
+from memtui.importers.reader import ImportFileError, RawRecord, read_bytes, read_records
+from memtui.importers.records import (GROUP_TAG, ImportContext, Item, Parsed, _group_of, record_error,
+                                      screen_items, tag)
 from memtui.review.lifecycle import create_memory, record_note, transition
 from memtui.store.models import Evidence, Memory
 
@@ -192,7 +192,7 @@ def _sniff_lines(text: str) -> str | None:
             continue
         try:
             data = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         kind = _sniff_doc(data)
         if kind in ("mcp", "mem0"):
@@ -225,19 +225,19 @@ def detect_format(path: Path | str) -> str:
     if suffix in (".yaml", ".yml"):
         return "native"
     if suffix in (".json", ".jsonl"):
-        text = read_text(p)
+        text = read_bytes(p).decode("utf-8", "replace")  # sniffing only: the reader names bad bytes
         if not text.strip():
             return "native"
         try:
             doc = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return _sniff_lines(text) or "native"
         for _ in range(3):
             if not isinstance(doc, str):
                 break
             try:
                 doc = json.loads(doc)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 break
         return _sniff_doc(doc) or "native"
     if name in _INSTRUCTION_NAMES or suffix in (".md", ".mdc", ".markdown", ".txt") or suffix == "":
@@ -268,7 +268,9 @@ def _context(paths: list[Path], repo_dir: Path | str | None, repository_id: str 
         rd = Path(repo_dir).expanduser()
         if not rd.is_dir():
             raise ImportFileError(rd, "--repo is not a folder")
-        root = _git_toplevel(rd) or rd.resolve()
+        root = _git_toplevel(rd)
+        if root is None:  # evidence needs a commit to be checked against (issue 9, item 5)
+            raise ImportFileError(rd, "--repo is not a git checkout")
     elif need_repo:
         for p in paths:
             start = p if p.is_dir() else p.parent
@@ -282,6 +284,8 @@ def _context(paths: list[Path], repo_dir: Path | str | None, repository_id: str 
             head = GitRepo(root).head()
         except GitError:
             head = None
+        if head is None and repo_dir is not None:
+            raise ImportFileError(root, "--repo has no commit yet: commit, then import")
     rid = repository_id or (root.name if root is not None else None)
     return ImportContext(root, head, rid)
 
@@ -344,29 +348,25 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
 
     ctx = _context(files, repo_dir, repository_id, need_repo="markdown" in by_format)
     parsed = Parsed()
-    natives: list[tuple[RawRecord, Memory, list[Evidence]]] = []
+    native_raws: list[RawRecord] = []
     for kind in sorted(by_format):
         group = by_format[kind]
         if kind == "native":
             for p in group:
                 try:
-                    raws = read_records(p)
+                    native_raws += read_records(p)
                 except ImportFileError as exc:
                     file_errors.append(exc)
                     continue
                 report.formats[str(p)] = "native"
-                for raw in raws:
-                    try:
-                        m, ev = parse_record(raw)
-                    except RecordError as err:
-                        parsed.errors.append(err)
-                        continue
-                    natives.append((raw, m, ev))
             continue
         try:
             parsed.extend(_parse(kind, group, ctx))
         except ImportFileError as exc:
             file_errors.append(exc)
+    natives, native_errors = parse_records(native_raws)  # a repeated id is refused naming both places
+    parsed.errors += native_errors
+    screen_items(parsed)  # size limits, control characters in ids and tags (issue 9, item 5)
     if file_errors:
         raise ImportRefused(list(file_errors))
     report.formats.update(parsed.files)

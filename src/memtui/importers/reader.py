@@ -1,7 +1,12 @@
 """Read YAML, JSON and JSON Lines files into raw records that remember their line numbers.
 
 Every error names the file and the line (and column where the parser gives one), so a
-person can open the file at the right place.
+person can open the file at the right place. Hostile input (issue 9, item 5) is refused with
+such an error, never a traceback: a file over the size limit (:mod:`memtui.importers.limits`),
+a duplicate key (YAML and JSON alike), nesting deeper than the parser's recursion limit, YAML
+aliases that expand into more than ``MAX_EXPANDED_NODES`` values ("billion laughs"). In a JSON
+Lines file a line that is not JSON, not UTF-8, or repeats a key is one bad record
+(:attr:`RawRecord.error`): refused naming the line, or skipped with ``--skip-invalid``.
 """
 
 from __future__ import annotations
@@ -12,6 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from memtui.importers.limits import too_big
+
+#: A YAML document whose aliases expand into more values than this is refused (a "billion laughs" bomb).
+MAX_EXPANDED_NODES = 2_000_000
 
 
 class ImportFileError(Exception):
@@ -36,7 +46,15 @@ class LineDict(dict):
 
 
 class _LineLoader(yaml.SafeLoader):
-    """SafeLoader whose mappings are LineDicts and which refuses duplicate keys."""
+    """SafeLoader whose mappings are LineDicts and which refuses duplicate keys; it notes whether the
+    document used an alias (``used_alias``), so only such documents pay for the expansion check."""
+
+    used_alias = False
+
+    def compose_node(self, parent, index):  # noqa: D102 (PyYAML hook)
+        if self.check_event(yaml.AliasEvent):
+            self.used_alias = True
+        return super().compose_node(parent, index)
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
@@ -71,9 +89,71 @@ class RawRecord:
     error: str | None = None  # the record could not even be parsed (a broken JSON Lines line)
 
 
+class DuplicateKey(ValueError):
+    """A JSON object repeats a key (``key``)."""
+
+    def __init__(self, key: str):
+        self.key = key
+        super().__init__(f"duplicate key {key!r}")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise DuplicateKey(k)
+            seen.add(k)
+    return d
+
+
+def json_strict(text: str) -> Any:
+    """``json.loads`` that refuses a repeated key (:class:`DuplicateKey`) instead of keeping the last
+    value, as YAML's loader here does. Raises json.JSONDecodeError and RecursionError as json does."""
+    return json.loads(text, object_pairs_hook=_no_duplicates)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML (or JSON) with :class:`_LineLoader`: mappings are :class:`LineDict`, a duplicate key
+    is a ``yaml.MarkedYAMLError``; an alias bomb is a ``yaml.YAMLError``; deep nesting a RecursionError."""
+    loader = _LineLoader(text)
+    try:
+        doc = loader.get_single_data()
+    finally:
+        loader.dispose()
+    if loader.used_alias:
+        _check_expansion(doc)
+    return doc
+
+
+def _check_expansion(doc: Any) -> None:
+    """Refuse a document whose shared (aliased) values expand into more than MAX_EXPANDED_NODES values."""
+    sizes: dict[int, int] = {}
+
+    def size(node: Any) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if isinstance(node, dict):
+            n = 1 + sum(size(k) + size(v) for k, v in node.items())
+        elif isinstance(node, list):
+            n = 1 + sum(size(v) for v in node)
+        else:
+            return 1
+        if n > MAX_EXPANDED_NODES:
+            raise yaml.YAMLError(f"its aliases expand into more than {MAX_EXPANDED_NODES} values")
+        sizes[key] = n
+        return n
+
+    size(doc)
+
+
 def _yaml_load(path: Path, text: str) -> Any:
     try:
-        return yaml.load(text, Loader=_LineLoader)  # noqa: S506 (a SafeLoader subclass)
+        return load_yaml(text)
+    except RecursionError:
+        raise ImportFileError(path, "YAML nested too deeply") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -119,53 +199,117 @@ def _records_from_document(path: Path, doc: Any) -> list[RawRecord]:
                           getattr(doc, "line", 1))
 
 
+def read_bytes(path: Path) -> bytes:
+    """The bytes of ``path`` within the file size limit; :class:`ImportFileError` naming the file otherwise."""
+    try:
+        size = path.stat().st_size
+        problem = too_big("the file", size, "file_bytes")
+        if problem:
+            raise ImportFileError(path, problem)
+        return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise ImportFileError(path, "no such file") from exc
+    except IsADirectoryError as exc:
+        raise ImportFileError(path, "is a directory") from exc
+    except OSError as exc:
+        raise ImportFileError(path, exc.strerror or str(exc)) from exc
+
+
+def decode_utf8(path: Path, data: bytes) -> str:
+    """``data`` as UTF-8 text; :class:`ImportFileError` naming the file, line and byte otherwise."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ImportFileError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})", line) from exc
+
+
+def parse_json(path: Path, text: str) -> Any:
+    """A JSON document with line numbers (mappings are :class:`LineDict` when PyYAML reads it too).
+
+    Raises :class:`ImportFileError` naming the line (and the key) for a syntax error, a duplicate
+    key, or nesting deeper than the parser allows."""
+    try:
+        doc = json_strict(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFileError(path, f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno) from exc
+    except RecursionError:
+        raise ImportFileError(path, "JSON nested too deeply") from None
+    except DuplicateKey as exc:
+        # the line-keeping loader names the line of the repeated key (and of the first)
+        try:
+            load_yaml(text)
+        except yaml.MarkedYAMLError as yexc:
+            if yexc.problem and "duplicate key" in yexc.problem and yexc.problem_mark is not None:
+                raise ImportFileError(path, yexc.problem, yexc.problem_mark.line + 1,
+                                      yexc.problem_mark.column + 1) from None
+        except (yaml.YAMLError, RecursionError):
+            pass
+        raise ImportFileError(path, f"{exc} (a repeated key would silently lose a value)") from None
+    if not isinstance(doc, (dict, list)):
+        return doc
+    # JSON is YAML: read it again with the line-keeping loader for line numbers in errors
+    try:
+        return load_yaml(text)
+    except (yaml.YAMLError, RecursionError):
+        return doc  # valid JSON that PyYAML reads differently (tabs, escapes): no line numbers
+
+
 def read_records(path: Path | str) -> list[RawRecord]:
     """Read every record of a ``.yaml``/``.yml``/``.json``/``.jsonl`` file.
 
-    Raises :class:`ImportFileError` (naming file, line and column) for a missing file, an
-    unknown extension, a syntax error, or a structure that holds no records.
+    Raises :class:`ImportFileError` (naming file, line and column) for a missing file, a file
+    over the size limit, an unknown extension, a syntax error, a duplicate key, or a structure
+    that holds no records. A bad line of a JSON Lines file is a record with ``error`` set.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise ImportFileError(path, "no such file") from exc
-    except UnicodeDecodeError as exc:
-        raise ImportFileError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except OSError as exc:
-        raise ImportFileError(path, exc.strerror or str(exc)) from exc
     suffix = path.suffix.lower()
+    if suffix not in (".yaml", ".yml", ".json", ".jsonl"):
+        raise ImportFileError(path, f"unsupported file type {suffix or '(none)'!r}; use .yaml, .yml, .json or .jsonl")
+    data = read_bytes(path)
+    if suffix == ".jsonl":
+        return _jsonl_records(path, data)
+    text = decode_utf8(path, data)
     if suffix in (".yaml", ".yml"):
         return _records_from_document(path, _yaml_load(path, text))
-    if suffix == ".json":
-        if not text.strip():
-            return []
+    if not text.strip():
+        return []
+    return _records_from_document(path, parse_json(path, text))
+
+
+def jsonl_lines(data: bytes) -> list[tuple[int, Any, str | None]]:
+    """(line, parsed value or None, error or None) for each nonblank line of JSON Lines ``data``: a line
+    that is not UTF-8, not JSON, nested too deeply, or repeats a key has an error and no value."""
+    out: list[tuple[int, Any, str | None]] = []
+    for n, raw_line in enumerate(data.split(b"\n"), start=1):
         try:
-            json.loads(text)
+            line = raw_line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            out.append((n, None, f"not UTF-8 text ({exc.reason} at column {exc.start + 1})"))
+            continue
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json_strict(line), None))
         except json.JSONDecodeError as exc:
-            raise ImportFileError(path, f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno) from exc
-        # JSON is YAML: read it again with the line-keeping loader for line numbers in errors
-        try:
-            doc = yaml.load(text, Loader=_LineLoader)  # noqa: S506
-        except yaml.YAMLError:
-            doc = json.loads(text)
-        return _records_from_document(path, doc)
-    if suffix == ".jsonl":
-        out: list[RawRecord] = []
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                # one broken line is one bad record: --skip-invalid can still import the others
-                out.append(RawRecord(str(path), len(out), n, None,
-                                     error=f"JSON syntax error at column {exc.colno}: {exc.msg}"))
-                continue
-            if isinstance(data, dict):
-                data = LineDict(data)
-                data.line = n
-                data.lines = {k: n for k in data}
-            out.append(RawRecord(str(path), len(out), n, data))
-        return out
-    raise ImportFileError(path, f"unsupported file type {suffix or '(none)'!r}; use .yaml, .yml, .json or .jsonl")
+            out.append((n, None, f"JSON syntax error at column {exc.colno}: {exc.msg}"))
+        except RecursionError:
+            out.append((n, None, "JSON nested too deeply"))
+        except DuplicateKey as exc:
+            out.append((n, None, f"{exc} (a repeated key would silently lose a value)"))
+    return out
+
+
+def _jsonl_records(path: Path, blob: bytes) -> list[RawRecord]:
+    """Records of a JSON Lines file; a broken line is one bad record: --skip-invalid can still import the others."""
+    out: list[RawRecord] = []
+    for n, data, error in jsonl_lines(blob):
+        if error is not None:
+            out.append(RawRecord(str(path), len(out), n, None, error=error))
+            continue
+        if isinstance(data, dict):
+            data = LineDict(data)
+            data.line = n
+            data.lines = {k: n for k in data}
+        out.append(RawRecord(str(path), len(out), n, data))
+    return out

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from memtui.importers.native import RecordError
-from memtui.importers.reader import ImportFileError, LineDict
+from memtui.importers.reader import (DuplicateKey, ImportFileError, LineDict, decode_utf8, json_strict,
+                                     load_yaml, parse_json, read_bytes)
 
 __all__ = ["Item", "Parsed", "ImportContext", "norm_text", "parse_time", "type_for_label", "type_for_text", "tag",
-           "record_error", "read_text", "load_json_lines", "line_of", "GROUP_TAG"]
+           "record_error", "read_text", "load_json_lines", "line_of", "GROUP_TAG", "screen_items"]
 
 #: Per format, the tag prefix naming the group inside which re-imported records are aligned.
 GROUP_TAG = {"mcp": "entity:", "mem0": "mem0:", "letta": "block:"}
@@ -219,17 +220,10 @@ def record_error(path: str, index: int, line: int | None, record_id: str | None,
 
 
 def read_text(path: Path) -> str:
-    """The UTF-8 text of ``path``; :class:`ImportFileError` naming the file otherwise."""
-    try:
-        return path.read_bytes().decode("utf-8")  # no newline translation: spans and hashes are of the bytes
-    except FileNotFoundError as exc:
-        raise ImportFileError(path, "no such file") from exc
-    except IsADirectoryError as exc:
-        raise ImportFileError(path, "is a directory") from exc
-    except UnicodeDecodeError as exc:
-        raise ImportFileError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except OSError as exc:
-        raise ImportFileError(path, exc.strerror or str(exc)) from exc
+    """The UTF-8 text of ``path`` (within the file size limit, :mod:`memtui.importers.limits`);
+    :class:`ImportFileError` naming the file (and the line of a byte that is not UTF-8) otherwise."""
+    # no newline translation: spans and hashes are of the bytes
+    return decode_utf8(path, read_bytes(path))
 
 
 def load_json_lines(path: Path, text: str) -> Any:
@@ -239,27 +233,26 @@ def load_json_lines(path: Path, text: str) -> Any:
     lines are then unknown). Raises :class:`ImportFileError` with line and column on a syntax error.
     """
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ImportFileError(path, f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno) from exc
+        doc = json_strict(text)
+    except (json.JSONDecodeError, RecursionError, DuplicateKey):
+        return parse_json(path, text)  # raises the error naming the line (and the key)
     if isinstance(doc, str):
         for _ in range(3):
             try:
-                doc = json.loads(doc)
-            except json.JSONDecodeError as exc:
-                raise ImportFileError(path, f"JSON-encoded string holds invalid JSON: {exc.msg} "
-                                      f"(inner line {exc.lineno}, column {exc.colno})", 1) from exc
+                doc = json_strict(doc)
+            except (json.JSONDecodeError, DuplicateKey) as exc:
+                raise ImportFileError(path, f"JSON-encoded string holds invalid JSON: {exc}", 1) from exc
+            except RecursionError:
+                raise ImportFileError(path, "JSON-encoded string nested too deeply", 1) from None
             if not isinstance(doc, str):
                 break
         return doc
     if len(text) <= _LINE_LOADER_MAX and isinstance(doc, (dict, list)):
         import yaml
 
-        from memtui.importers.reader import _LineLoader  # the native reader's line-keeping loader
-
         try:
-            return yaml.load(text, Loader=_LineLoader)  # noqa: S506 (a SafeLoader subclass)
-        except yaml.YAMLError:
+            return load_yaml(text)
+        except (yaml.YAMLError, RecursionError):
             return doc  # valid JSON that PyYAML reads differently (tabs, escapes): no line numbers
     return doc
 
@@ -277,3 +270,26 @@ def _group_of(prefix: str | None, tags: Iterable[str]) -> str:
     if not prefix:
         return ""
     return next((t for t in tags if t.startswith(prefix)), "")
+
+
+def screen_items(parsed: Parsed) -> None:
+    """Move every item over the size limits or with a control character in a tag or id
+    (:func:`memtui.importers.limits.record_problems`, issue 9 item 5) from ``parsed.items`` to
+    ``parsed.errors``, naming the file, line, record and field; its source is then incomplete, so a
+    re-import never retires memories because of it."""
+    from memtui.importers.limits import record_problems
+
+    keep: list[Item] = []
+    for it in parsed.items:
+        problems = record_problems(
+            statement=it.statement,
+            excerpts=[(f"evidence[{i}].excerpt", e.get("excerpt")) for i, e in enumerate(it.evidence)],
+            ids=[("proposer", it.proposer_id)], tags=list(it.tags) + list(it.state_tags))
+        if not problems:
+            keep.append(it)
+            continue
+        (fld, message), rest = problems[0], problems[1:]
+        message += "".join(f"; also field '{f}': {m}" for f, m in rest)
+        parsed.errors.append(record_error(it.path, it.index, it.line, None, fld, message))
+        parsed.sources[(it.fmt, it.source)] = False
+    parsed.items = keep

@@ -28,6 +28,7 @@ from memtui.domain.invariants import Actor
 from memtui.domain.quality import eligibility
 from memtui.recall import quality_input, resolve_scope
 from memtui.store.models import Evidence, MaintenanceJob, Memory, Repository, StateHistory
+from memtui.text import visible
 
 EXPORT_FORMAT = "memtui.store-export.v1"
 REDACTED = "[redacted: blocked memory]"
@@ -49,7 +50,6 @@ TYPE_TITLES: dict[str, str] = {
 _BULLET = re.compile(r"^\s*[-*] (?P<body>.*) \(evidence: (?P<ev>.*)\) <!-- memtui:(?P<id>[^\s>]+) -->\s*$")
 #: A hand-edited bullet that lost its evidence part but kept the marker.
 _BARE_BULLET = re.compile(r"^\s*[-*] (?P<body>.*?)\s*<!-- memtui:(?P<id>[^\s>]+) -->\s*$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 class ExportError(Exception):
@@ -59,9 +59,10 @@ class ExportError(Exception):
 # ---- AGENTS.md ------------------------------------------------------------------------------
 
 def markdown_statement(statement: str) -> str:
-    """A statement as one Markdown line: whitespace runs (newlines too) become one space, control
-    characters are dropped. ``parse_agents_md`` gives back exactly this text."""
-    return " ".join(_CONTROL.sub("", statement).split())
+    """A statement as one Markdown line: whitespace runs (newlines too) become one space, terminal
+    escape sequences are removed whole and other control characters shown (:func:`memtui.text.visible`,
+    issue 9 item 5). ``parse_agents_md`` gives back exactly this text."""
+    return visible(" ".join(statement.split()))
 
 
 def _type_title(t: str) -> str:
@@ -130,7 +131,7 @@ def export_agents_md(engine: Engine, scope: str, *, eligible_only: bool = True) 
             lines.append(f"- {markdown_statement(m.statement)} (evidence: {where}) <!-- memtui:{m.memory_id} -->")
     if left_out:
         lines += ["", f"<!-- memtui export: left out until reviewed: {'; '.join(left_out)} -->"]
-    return "\n".join(lines) + "\n"
+    return visible("\n".join(lines) + "\n")  # ids and scope too: no escape sequence is published (issue 9)
 
 
 def parse_agents_md(text: str) -> list[tuple[str, str]]:

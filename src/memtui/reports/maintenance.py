@@ -21,6 +21,7 @@ from memtui.domain.states import ALL_STATES, QUEUE_STATES
 from memtui.maintenance.assess import assess
 from memtui.maintenance.prune import load_pruning_policy, pruning_plan
 from memtui.store.models import Memory, Revalidation, StateHistory
+from memtui.text import visible
 
 REPORT_FILES = ("memory-health-report.yaml", "memory-revalidation-report.yaml", "memory-conflicts.yaml",
                 "memory-pruning-plan.yaml", "memory-review-queue.yaml", "memory-duplicates.yaml",
@@ -40,8 +41,20 @@ def _str_presenter(dumper, data):
 _Dumper.add_representer(str, _str_presenter)
 
 
+def _shown(value: Any) -> Any:
+    """``value`` with every text made printable (:func:`memtui.text.visible`): a report never carries a
+    terminal escape sequence from a statement or reason (issue 9, item 5)."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {_shown(k): _shown(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_shown(v) for v in value]
+    return value
+
+
 def _dump(path: Path, data: dict[str, Any]) -> None:
-    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+    text = yaml.dump(_shown(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
     path.write_text(text, encoding="utf-8")
 
 
