@@ -25,7 +25,7 @@ class MemtuiApp(App):
         super().__init__()
         self.engine = engine
         self.actor = actor
-        self.service = ReviewService(engine)
+        self.service = ReviewService(engine, actor)  # lists only what the actor may see (issue 9)
 
     def on_mount(self) -> None:
         from memtui.screens.queue import QueueScreen

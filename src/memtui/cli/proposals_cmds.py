@@ -56,7 +56,8 @@ def merge(
     """Merge a cluster: the canonical keeps all evidence, the others are superseded by it."""
     from memtui.review.resolve import ResolveService
 
-    r = _resolve_call(ResolveService(_engine(db)).merge, cluster_id, _actor(actor, role), canonical_id=canonical,
+    engine = _engine(db)
+    r = _resolve_call(ResolveService(engine).merge, cluster_id, _actor(actor, role, engine), canonical_id=canonical,
                       canonical_text=text)
     _print_result(r)
 
@@ -69,7 +70,8 @@ def not_duplicates(
     """Dismiss a cluster; its members are never proposed as duplicates of each other again."""
     from memtui.review.resolve import ResolveService
 
-    _print_result(_resolve_call(ResolveService(_engine(db)).not_duplicates, cluster_id, _actor(actor, role)))
+    engine = _engine(db)
+    _print_result(_resolve_call(ResolveService(engine).not_duplicates, cluster_id, _actor(actor, role, engine)))
 
 
 @app.command()
@@ -109,8 +111,9 @@ def resolve(
             raise _fail(f"--scope {item!r}: expected ID=MODULE_PATH", 2)
         mid, module = item.split("=", 1)
         scopes[mid] = {"modulePath": module}
-    r = _resolve_call(ResolveService(_engine(db)).resolve_conflict, conflict_id, action.replace("-", "_"),
-                      _actor(actor, role), supersede=supersede, scopes=scopes)
+    engine = _engine(db)
+    r = _resolve_call(ResolveService(engine).resolve_conflict, conflict_id, action.replace("-", "_"),
+                      _actor(actor, role, engine), supersede=supersede, scopes=scopes)
     _print_result(r)
 
 
@@ -145,8 +148,9 @@ def compaction(
     """Accept (optionally with edited text) or reject a compaction proposal."""
     from memtui.review.resolve import ResolveService
 
-    svc = ResolveService(_engine(db))
-    who = _actor(actor, role)
+    engine = _engine(db)
+    svc = ResolveService(engine)
+    who = _actor(actor, role, engine)
     if action == "accept":
         r = _resolve_call(svc.accept_compaction, proposal_id, who, statement=text, keep=keep, activate=not candidate)
     elif action == "reject":
@@ -164,4 +168,5 @@ def undo_decision(
     """Undo a merge, conflict resolution or compaction with compensating events."""
     from memtui.review.resolve import ResolveService
 
-    _print_result(_resolve_call(ResolveService(_engine(db)).undo, decision_id, _actor(actor, role)))
+    engine = _engine(db)
+    _print_result(_resolve_call(ResolveService(engine).undo, decision_id, _actor(actor, role, engine)))

@@ -52,7 +52,7 @@ def import_(
         raise _fail(f"--format must be auto or one of {', '.join(FORMATS)}, not {fmt!r}", 2)
     engine = _engine(db)
     try:
-        report = import_paths(engine, list(files), _actor(actor, role), fmt=fmt, repo_dir=repo,
+        report = import_paths(engine, list(files), _actor(actor, role, engine), fmt=fmt, repo_dir=repo,
                               repository_id=repository_id, skip_invalid=skip_invalid)
     except ImportRefused as exc:
         raise _fail(str(exc))
@@ -99,7 +99,7 @@ def demo(
     from memtui.sources.git import SourceError
 
     engine = _engine(db)
-    who = _actor(actor, role)
+    who = _actor(actor, role, engine)
     try:
         setup = set_up_demo(engine, workdir, who, fresh=fresh,
                             progress=lambda msg: _echo(f"demo: {msg}", err=True))
