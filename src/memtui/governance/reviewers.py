@@ -85,14 +85,15 @@ def audit_when_done(session: Session, kind: str, actor_id: str, subject: str | N
     if pending is None:
         pending = session.info["memtui_audit_pending"] = []
 
-        def flush(sess: Session) -> None:
+        def flush(sess: Session, transaction) -> None:
+            if transaction.parent is not None or transaction.nested:
+                return  # a savepoint ended; the caller's transaction (and its locks) is still open
             todo = list(sess.info.get("memtui_audit_pending") or [])
             sess.info["memtui_audit_pending"] = []
             for args, kw in todo:
                 audit_apart(sess.get_bind(), *args, **kw)
 
-        event.listen(session, "after_commit", flush)
-        event.listen(session, "after_rollback", flush)
+        event.listen(session, "after_transaction_end", flush)
     pending.append(((kind, actor_id, subject), detail))
 
 
