@@ -471,3 +471,22 @@ memories:
     assert _state(engine, "mem_old_b") == "expired"
     assert any("mem_old_b" in str(c.get("refused", "")) for c in result.changes)
     assert [(a, s) for a, s, _ in _audits(engine, "scope_refused")] == [("max", "mem_old_b")]
+
+
+def test_proposal_listings_show_only_memory_inside_the_scopes(store):
+    from memtui.governance.reviewers import add_reviewer
+
+    url = store.url.render_as_string(hide_password=False)
+    add_reviewer(store, "lee", "lead", [], "root")
+    add_reviewer(store, "ann", "reviewer", ["acme/billing-service"], "lee")
+    add_reviewer(store, "eve", "reviewer", ["acme/os"], "lee")
+    for cmd, key in (("duplicates", "clusterId"), ("conflicts", "conflictId"), ("compactions", "proposalId")):
+        ann = memtui(url, cmd, "--json", "--actor", "ann")
+        eve = memtui(url, cmd, "--json", "--actor", "eve")
+        assert ann.exit_code == 0 and eve.exit_code == 0, (ann.output, eve.output)
+        assert json.loads(ann.stdout) == [], cmd
+        assert [r[key] for r in json.loads(eve.stdout)] == [{"duplicates": "dup-1", "conflicts": "memconf_1",
+                                                             "compactions": "memcomp_1"}[cmd]]
+    ann = memtui(url, "quality", "--json", "--actor", "ann")
+    assert json.loads(ann.stdout) == []
+    assert len(json.loads(memtui(url, "quality", "--json", "--actor", "eve").stdout)) == 5

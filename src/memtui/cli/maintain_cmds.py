@@ -214,12 +214,15 @@ def usage(
 def quality(
     memory_id: Annotated[Optional[str], typer.Argument(help="One memory (default: all).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """Quality score, band and retrieval eligibility (with reasons) per memory."""
+    """Quality score, band and retrieval eligibility (with reasons) per memory (inside your scopes)."""
+    from memtui.governance.visibility import visible_memory_ids
     from memtui.maintenance.assess import assess
 
-    rows = [a for a in assess(_engine(db)) if memory_id in (None, a.memory_id)]
+    engine = _engine(db)
+    seen = visible_memory_ids(engine, _actor(actor, role, engine))
+    rows = [a for a in assess(engine) if memory_id in (None, a.memory_id) and (seen is None or a.memory_id in seen)]
     if memory_id and not rows:
         raise _fail(f"no memory {memory_id!r} in the store")
     if as_json:

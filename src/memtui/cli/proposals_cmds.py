@@ -9,6 +9,7 @@ import typer
 
 from memtui.cli.common import (ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine, _fail,
                                app)
+from memtui.governance.visibility import all_visible
 
 
 def _resolve_call(fn, *args, **kwargs):
@@ -20,6 +21,13 @@ def _resolve_call(fn, *args, **kwargs):
         raise _fail(str(exc))
 
 
+def _visible_ids(engine, actor, role):
+    """The memory ids the acting reviewer may see (None: all), for the listings below (issue 9)."""
+    from memtui.governance.visibility import visible_memory_ids
+
+    return visible_memory_ids(engine, _actor(actor, role, engine))
+
+
 def _print_result(r) -> None:
     for mid, (before, after) in sorted(r.changes.items()):
         _echo(f"  {mid}: {before} -> {after}")
@@ -29,12 +37,14 @@ def _print_result(r) -> None:
 @app.command()
 def duplicates(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """List open near-duplicate clusters (run `memtui maintain` to detect them)."""
     from memtui.maintenance.dedupe import cluster_records
 
-    rows = [c for c in cluster_records(_engine(db)) if c["status"] == "open"]
+    engine = _engine(db)
+    seen = _visible_ids(engine, actor, role)
+    rows = [c for c in cluster_records(engine) if c["status"] == "open" and all_visible(c["members"], seen)]
     if as_json:
         _echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -78,12 +88,15 @@ def not_duplicates(
 def conflicts(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
     all_: Annotated[bool, typer.Option("--all", help="Also resolved ones.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """List conflicts (open ones; --all for every record)."""
     from memtui.maintenance.conflicts import conflict_records
 
-    rows = [c for c in conflict_records(_engine(db)) if all_ or c["status"] == "open"]
+    engine = _engine(db)
+    seen = _visible_ids(engine, actor, role)
+    rows = [c for c in conflict_records(engine) if (all_ or c["status"] == "open")
+            and all_visible(c["memories"], seen)]
     if as_json:
         _echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -120,12 +133,14 @@ def resolve(
 @app.command()
 def compactions(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """List open compaction proposals."""
     from memtui.maintenance.compaction import compaction_records
 
-    rows = [p for p in compaction_records(_engine(db)) if p["status"] == "open"]
+    engine = _engine(db)
+    seen = _visible_ids(engine, actor, role)
+    rows = [p for p in compaction_records(engine) if p["status"] == "open" and all_visible(p["members"], seen)]
     if as_json:
         _echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return

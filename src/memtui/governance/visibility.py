@@ -171,3 +171,18 @@ def narrow_export(session: Session, viewer: Actor | None, memories: list[Memory]
     narrowed = {name: [r for r in rows if not names_hidden(r)]
                 for name, rows in tables.items() if name not in GOVERNANCE_TABLES}
     return shown, [h for h in history if h.memory_id not in hidden], narrowed
+
+
+def visible_memory_ids(engine: Engine, viewer: Actor | None) -> set[str] | None:
+    """The ids of the memory ``viewer`` may see, or None when it sees everything (for listings that
+    are not queries over Memory: duplicate clusters, conflicts, compaction proposals, quality)."""
+    with Session(engine) as session:
+        clause = memory_clause(session, viewer)
+        if clause is None:
+            return None
+        return set(session.exec(select(Memory.memory_id).where(clause)).all())
+
+
+def all_visible(ids, visible: set[str] | None) -> bool:
+    """Whether every id of ``ids`` is visible (``visible`` None: everything is)."""
+    return visible is None or all(i in visible for i in ids)
