@@ -4,7 +4,6 @@ and on the real PostgreSQL, the real Textual app under Pilot, and the pure scope
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from sqlmodel import Session, select
@@ -164,9 +163,9 @@ def test_deciding_outside_the_scopes_is_refused_and_audited(governed):
     assert memtui(url, "decide", "mem_conv", "approve", "--actor", "ann").exit_code == 0
     assert memtui(url, "decide", "mem_bill", "approve", "--actor", "lee").exit_code == 0
     assert _state(engine, "mem_bill") == "active"
-    # undo of the lead's decision by ann: outside her scopes too (the lead may undo, ann may not)
+    # undo of the lead's decision by ann: the memory lies outside her scopes
     res = memtui(url, "undo", "mem_bill", "--actor", "ann")
-    assert res.exit_code == 1 and "mem_bill" in res.stderr
+    assert res.exit_code == 1 and "mem_bill: outside your scopes (acme/order-service)" in res.stderr
     assert _state(engine, "mem_bill") == "active"
 
 
