@@ -54,7 +54,8 @@ def pg_database_url():
 
 _TABLES = ("review_decision", "compaction_proposal", "memory_conflict", "not_duplicate_pair",
            "duplicate_cluster", "memory_harm_events", "memory_usage_events", "memory_revalidation", "memory_maintenance_jobs",
-           "memory_state_history", "evidence", "memory", "repository")
+           "memory_state_history", "evidence", "memory", "repository", "reviewer", "audit_event",
+           "store_setting")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -25,7 +25,7 @@ class MemtuiApp(App):
         super().__init__()
         self.engine = engine
         self.actor = actor
-        self.service = ReviewService(engine)
+        self.service = ReviewService(engine, actor)  # lists only what the actor may see (issue 9)
 
     def on_mount(self) -> None:
         from memtui.screens.queue import QueueScreen
@@ -58,6 +58,10 @@ class MemtuiApp(App):
 
     def action_maintain(self) -> None:
         """Run maintenance in a worker with a progress bar; reload what is on screen afterwards."""
+        if self.actor.scopes is not None and self.actor.role != "maintainer":  # issue 9: roles from the table
+            self.notify(f"maintenance needs the role maintainer; {self.actor.id} is a {self.actor.role}",
+                        severity="error")
+            return
         from memtui.screens.maintenance import MaintenanceScreen
 
         def done(changed: bool | None) -> None:

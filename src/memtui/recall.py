@@ -288,7 +288,7 @@ def _chunks(ids: list[str]) -> Iterable[list[str]]:
         yield ids[i:i + _CHUNK]
 
 
-def _load_pool(session: Session, scope: RecallScope):
+def _load_pool(session: Session, scope: RecallScope, viewer: Actor | None = None):
     """Memories of the scope's repository, and org-wide memories of its tenant(s), with evidence,
     usage and harm counts and the latest revalidation (a handful of queries)."""
     tenants = set(session.exec(select(Repository.tenant_id).where(
@@ -298,7 +298,9 @@ def _load_pool(session: Session, scope: RecallScope):
     cond = Memory.repository_id == scope.repository_id
     if tenants:
         cond = sa.or_(cond, sa.and_(Memory.repository_id.is_(None), Memory.tenant_id.in_(sorted(tenants))))
-    memories = list(session.exec(select(Memory).where(cond).order_by(Memory.memory_id)))
+    from memtui.governance.visibility import restrict  # only memory the actor may see (issue 9)
+
+    memories = list(session.exec(restrict(select(Memory).where(cond), session, viewer).order_by(Memory.memory_id)))
     ids = [m.memory_id for m in memories]
     evidence: dict[str, list[Evidence]] = defaultdict(list)
     usage: dict[str, Counter] = defaultdict(Counter)
@@ -367,7 +369,7 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
     now = utcnow()
     with Session(engine) as session, session.begin():
         rscope = resolve_scope(session, scope)
-        memories, evidence, usage, harm, reval = _load_pool(session, rscope)
+        memories, evidence, usage, harm, reval = _load_pool(session, rscope, actor)
         scores = _relevances(task, [_document(m) for m in memories])
         task_ids = identifiers(task)
         task_original = {ident.lower(): ident for ident in _IDENTIFIER.findall(task)}

@@ -21,7 +21,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=
 DbOpt = Annotated[Optional[str], typer.Option("--db", help="Store: a SQLite path or a postgresql:// URL "
                                                "(env MEMTUI_DB; default memtui.db here).")]
 ActorOpt = Annotated[Optional[str], typer.Option("--actor", help="Who acts (env MEMTUI_ACTOR; default: login name).")]
-RoleOpt = Annotated[Optional[str], typer.Option("--role", help="reviewer or lead (env MEMTUI_ROLE; default reviewer).")]
+RoleOpt = Annotated[Optional[str], typer.Option("--role", help="reviewer, lead or maintainer, in a store without "
+                                                 "registered reviewers only (env MEMTUI_ROLE; default reviewer).")]
 
 
 class _Ctx:
@@ -52,21 +53,41 @@ def _engine(db: str | None):
         raise _fail(str(exc))
 
 
-def _actor(actor: str | None, role: str | None):
-    from memtui.domain.invariants import Actor
-
-    source = "--role" if (role or _ctx.role) else "MEMTUI_ROLE"
-    role = role or _ctx.role or os.environ.get("MEMTUI_ROLE") or "reviewer"
-    if role not in ("reviewer", "lead"):
-        raise _fail(f"{source} must be reviewer or lead, not {role!r}", 2)
+def _actor_name(actor: str | None) -> str:
+    """Who acts: ``--actor``, the global ``--actor``, ``MEMTUI_ACTOR`` or the login name."""
     who = actor or _ctx.actor or os.environ.get("MEMTUI_ACTOR")
     if not who:
         try:
             who = getpass.getuser()
         except Exception:  # no login name in some containers
             who = "unknown"
-    if problem := control_problem("--actor", who): raise _fail(problem, 2)  # noqa: E701 (issue 9 item 5)
-    return Actor(type="human", id=who, role=role)
+    if problem := control_problem("--actor", who):  # issue 9 item 5
+        raise _fail(problem, 2)
+    return who
+
+
+def _actor(actor: str | None, role: str | None, engine):
+    """The acting human as the store the command opened knows it
+    (:func:`memtui.governance.reviewers.resolve_actor`): exit 2 for a declared role in a store
+    with reviewers, exit 1 for a name that is not one of its reviewers."""
+    from memtui.governance.reviewers import GovernanceError, resolve_actor
+
+    source = "--role" if (role or _ctx.role) else "MEMTUI_ROLE"
+    declared = role or _ctx.role or os.environ.get("MEMTUI_ROLE")
+    try:
+        return resolve_actor(engine, _actor_name(actor), declared, role_source=source)
+    except GovernanceError as exc:
+        raise _fail(str(exc), exc.exit_code)
+
+
+def _require(engine, actor, what: str, roles: tuple[str, ...] = ("maintainer",)) -> None:
+    """Refuse (exit 1, audited) a governed actor without one of ``roles`` for ``what`` (issue 9)."""
+    from memtui.governance.reviewers import GovernanceError, require_role
+
+    try:
+        require_role(engine, actor, roles, what)
+    except GovernanceError as exc:
+        raise _fail(str(exc), exc.exit_code)
 
 
 @app.callback(invoke_without_command=True)
@@ -79,14 +100,15 @@ def main_callback(
     """memtui: with no command, open the review queue TUI."""
     _ctx.db, _ctx.actor, _ctx.role = db, actor, role
     if ctx.invoked_subcommand is None:
-        _open_tui(db, _actor(actor, role))
+        _open_tui(db, actor, role)
 
 
-def _open_tui(db: str | None, actor) -> None:
+def _open_tui(db: str | None, actor: str | None, role: str | None) -> None:
     engine = _engine(db)
+    who = _actor(actor, role, engine)
     from memtui.app import MemtuiApp
 
-    MemtuiApp(engine, actor).run()
+    MemtuiApp(engine, who).run()
 
 
 NowOpt = Annotated[Optional[str], typer.Option("--now", help="Fix the clock (ISO-8601), for reproducible runs.")]

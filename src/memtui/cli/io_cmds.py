@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from memtui.cli.common import ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine, _fail, app
+from memtui.cli.common import ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine, _fail, _require, app
 
 OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Write to this file instead of printing.")]
 
@@ -39,7 +39,7 @@ def recall_command(
 
     engine = _engine(db)
     try:
-        pack = recall(engine, task, scope, limit=limit, actor=_actor(actor, role), record=not no_record)
+        pack = recall(engine, task, scope, limit=limit, actor=_actor(actor, role, engine), record=not no_record)
     except RecallError as exc:
         raise _fail(str(exc))
     if as_json:
@@ -56,25 +56,28 @@ export_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup
 def export_agents_md_command(
     scope: Annotated[str, typer.Option("--scope", help="repository:NAME or repository:NAME/module/path.")],
     out: OutOpt = None,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """The active memories of a scope as a Markdown section an agent reads (grouped by type)."""
     from memtui.recall import RecallError
     from memtui.reports.export import export_agents_md
 
     try:
-        text = export_agents_md(_engine(db), scope)
+        engine = _engine(db)
+        text = export_agents_md(engine, scope, viewer=_actor(actor, role, engine))
     except RecallError as exc:
         raise _fail(str(exc))
     _write_or_echo(text, out, "the AGENTS.md section")
 
 
 @export_app.command("json")
-def export_json_command(out: OutOpt = None, db: DbOpt = None) -> None:
-    """The whole store with history, for `memtui import-store` into another store (ids preserved)."""
+def export_json_command(out: OutOpt = None, db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None) -> None:
+    """The whole store with history, for `memtui import-store` into another store (ids preserved);
+    in a store with reviewers, only the memory inside your scopes."""
     from memtui.reports.export import export_json
 
-    text = json.dumps(export_json(_engine(db)), indent=2, ensure_ascii=False) + "\n"
+    engine = _engine(db)
+    text = json.dumps(export_json(engine, _actor(actor, role, engine)), indent=2, ensure_ascii=False) + "\n"
     _write_or_echo(text, out, "the store export")
 
 
@@ -93,9 +96,11 @@ def import_store_command(
         raise _fail(f"{file}: cannot read: {exc}")
     except json.JSONDecodeError as exc:
         raise _fail(f"{file}: line {exc.lineno}: JSON syntax error: {exc.msg}")
-    who = _actor(actor, role)
+    engine = _engine(db)
+    who = _actor(actor, role, engine)
+    _require(engine, who, "import-store")
     try:
-        counts = import_json_store(_engine(db), data, who)
+        counts = import_json_store(engine, data, who)
     except ExportError as exc:
         raise _fail(f"{file}: {exc}; nothing was imported")
     _echo(f"imported {counts.get('memories', 0)} memories, {counts.get('evidence', 0)} evidence, "

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from memtui.cli.common import (ActorOpt, DbOpt, NowOpt, RoleOpt, _actor, _echo, _engine, _fail,
-                               _fix_clock, app)
+                               _fix_clock, _require, app)
 from memtui.text import visible
 
 
@@ -54,7 +54,7 @@ def maintain(
     only: Annotated[Optional[str], typer.Option("--only", help="Comma-separated jobs: revalidate, expire, dedupe, "
                                                  "conflicts, compaction.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the job results as JSON.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Run the maintenance jobs (revalidation, expiry, dedupe, conflicts, compaction); idempotent."""
     from memtui.maintenance.runner import JOBS, MaintenanceError, maintain as run
@@ -67,6 +67,8 @@ def maintain(
         if unknown:
             raise _fail(f"--only: unknown job {unknown[0]!r}; jobs are {', '.join(JOBS)}", 2)
     engine = _engine(db)
+    if not dry_run:
+        _require(engine, _actor(actor, role, engine), "memtui maintain")
     try:
         results = run(engine, now=clock, repo=repo, dry_run=dry_run, only=jobs,
                       progress=None if as_json else lambda msg: _echo(f"maintain: {msg}", err=True))
@@ -135,7 +137,11 @@ def policy(
         pol = load_review_policy(file)
     except PolicyFileError as exc:
         raise _fail(str(exc))
-    result = apply_review_policy(_engine(db), pol, now=clock, dry_run=dry_run, requested_by=_actor(actor, role).id)
+    engine = _engine(db)
+    who = _actor(actor, role, engine)
+    if not dry_run:
+        _require(engine, who, "policy apply")
+    result = apply_review_policy(engine, pol, now=clock, dry_run=dry_run, requested_by=who.id)
     for c in result.changes:
         _echo(f"{c['memoryId']}: {c['from']} -> {c['to']}")
     _echo(f"policy {pol.name}: {'would send' if dry_run else 'sent'} {result.updated} memories to review")
@@ -166,8 +172,10 @@ def prune(
     for item in plan.keep:
         _echo(f"keep     {item.memory_id}: {'; '.join(item.reasons)}")
     if apply:
+        who = _actor(actor, role, engine)
+        _require(engine, who, "prune --apply")
         try:
-            result = apply_pruning_plan(engine, plan, _actor(actor, role), set(only) if only else None, now=clock)
+            result = apply_pruning_plan(engine, plan, who, set(only) if only else None, now=clock)
         except PolicyError as exc:
             raise _fail(str(exc))
         for c in result.changes:
@@ -191,7 +199,8 @@ def usage(
     from memtui.review.lifecycle import MemoryNotFound
 
     try:
-        out = record_usage(_engine(db), memory_id, outcome, _actor(actor, role), workflow_run_id=workflow_run,
+        engine = _engine(db)
+        out = record_usage(engine, memory_id, outcome, _actor(actor, role, engine), workflow_run_id=workflow_run,
                            issue=issue)
     except MemoryNotFound as exc:
         raise _fail(str(exc))
@@ -205,12 +214,15 @@ def usage(
 def quality(
     memory_id: Annotated[Optional[str], typer.Argument(help="One memory (default: all).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """Quality score, band and retrieval eligibility (with reasons) per memory."""
+    """Quality score, band and retrieval eligibility (with reasons) per memory (inside your scopes)."""
+    from memtui.governance.visibility import visible_memory_ids
     from memtui.maintenance.assess import assess
 
-    rows = [a for a in assess(_engine(db)) if memory_id in (None, a.memory_id)]
+    engine = _engine(db)
+    seen = visible_memory_ids(engine, _actor(actor, role, engine))
+    rows = [a for a in assess(engine) if memory_id in (None, a.memory_id) and (seen is None or a.memory_id in seen)]
     if memory_id and not rows:
         raise _fail(f"no memory {memory_id!r} in the store")
     if as_json:
@@ -239,7 +251,8 @@ def replay(
     if action != "record":
         raise _fail("usage: memtui replay record CANDIDATE --probe NAME --passed|--failed", 2)
     try:
-        out = record_replay(_engine(db), memory_id, probe, passed, _actor(actor, role))
+        engine = _engine(db)
+        out = record_replay(engine, memory_id, probe, passed, _actor(actor, role, engine))
     except MemoryNotFound as exc:
         raise _fail(str(exc))
     except ValueError as exc:

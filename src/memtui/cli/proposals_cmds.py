@@ -9,6 +9,7 @@ import typer
 
 from memtui.cli.common import (ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine, _fail,
                                app)
+from memtui.governance.visibility import all_visible
 
 
 def _resolve_call(fn, *args, **kwargs):
@@ -20,6 +21,13 @@ def _resolve_call(fn, *args, **kwargs):
         raise _fail(str(exc))
 
 
+def _visible_ids(engine, actor, role):
+    """The memory ids the acting reviewer may see (None: all), for the listings below (issue 9)."""
+    from memtui.governance.visibility import visible_memory_ids
+
+    return visible_memory_ids(engine, _actor(actor, role, engine))
+
+
 def _print_result(r) -> None:
     for mid, (before, after) in sorted(r.changes.items()):
         _echo(f"  {mid}: {before} -> {after}")
@@ -29,12 +37,14 @@ def _print_result(r) -> None:
 @app.command()
 def duplicates(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """List open near-duplicate clusters (run `memtui maintain` to detect them)."""
     from memtui.maintenance.dedupe import cluster_records
 
-    rows = [c for c in cluster_records(_engine(db)) if c["status"] == "open"]
+    engine = _engine(db)
+    seen = _visible_ids(engine, actor, role)
+    rows = [c for c in cluster_records(engine) if c["status"] == "open" and all_visible(c["members"], seen)]
     if as_json:
         _echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -56,7 +66,8 @@ def merge(
     """Merge a cluster: the canonical keeps all evidence, the others are superseded by it."""
     from memtui.review.resolve import ResolveService
 
-    r = _resolve_call(ResolveService(_engine(db)).merge, cluster_id, _actor(actor, role), canonical_id=canonical,
+    engine = _engine(db)
+    r = _resolve_call(ResolveService(engine).merge, cluster_id, _actor(actor, role, engine), canonical_id=canonical,
                       canonical_text=text)
     _print_result(r)
 
@@ -69,19 +80,23 @@ def not_duplicates(
     """Dismiss a cluster; its members are never proposed as duplicates of each other again."""
     from memtui.review.resolve import ResolveService
 
-    _print_result(_resolve_call(ResolveService(_engine(db)).not_duplicates, cluster_id, _actor(actor, role)))
+    engine = _engine(db)
+    _print_result(_resolve_call(ResolveService(engine).not_duplicates, cluster_id, _actor(actor, role, engine)))
 
 
 @app.command()
 def conflicts(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
     all_: Annotated[bool, typer.Option("--all", help="Also resolved ones.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """List conflicts (open ones; --all for every record)."""
     from memtui.maintenance.conflicts import conflict_records
 
-    rows = [c for c in conflict_records(_engine(db)) if all_ or c["status"] == "open"]
+    engine = _engine(db)
+    seen = _visible_ids(engine, actor, role)
+    rows = [c for c in conflict_records(engine) if (all_ or c["status"] == "open")
+            and all_visible(c["memories"], seen)]
     if as_json:
         _echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -109,20 +124,23 @@ def resolve(
             raise _fail(f"--scope {item!r}: expected ID=MODULE_PATH", 2)
         mid, module = item.split("=", 1)
         scopes[mid] = {"modulePath": module}
-    r = _resolve_call(ResolveService(_engine(db)).resolve_conflict, conflict_id, action.replace("-", "_"),
-                      _actor(actor, role), supersede=supersede, scopes=scopes)
+    engine = _engine(db)
+    r = _resolve_call(ResolveService(engine).resolve_conflict, conflict_id, action.replace("-", "_"),
+                      _actor(actor, role, engine), supersede=supersede, scopes=scopes)
     _print_result(r)
 
 
 @app.command()
 def compactions(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """List open compaction proposals."""
     from memtui.maintenance.compaction import compaction_records
 
-    rows = [p for p in compaction_records(_engine(db)) if p["status"] == "open"]
+    engine = _engine(db)
+    seen = _visible_ids(engine, actor, role)
+    rows = [p for p in compaction_records(engine) if p["status"] == "open" and all_visible(p["members"], seen)]
     if as_json:
         _echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -145,8 +163,9 @@ def compaction(
     """Accept (optionally with edited text) or reject a compaction proposal."""
     from memtui.review.resolve import ResolveService
 
-    svc = ResolveService(_engine(db))
-    who = _actor(actor, role)
+    engine = _engine(db)
+    svc = ResolveService(engine)
+    who = _actor(actor, role, engine)
     if action == "accept":
         r = _resolve_call(svc.accept_compaction, proposal_id, who, statement=text, keep=keep, activate=not candidate)
     elif action == "reject":
@@ -164,4 +183,5 @@ def undo_decision(
     """Undo a merge, conflict resolution or compaction with compensating events."""
     from memtui.review.resolve import ResolveService
 
-    _print_result(_resolve_call(ResolveService(_engine(db)).undo, decision_id, _actor(actor, role)))
+    engine = _engine(db)
+    _print_result(_resolve_call(ResolveService(engine).undo, decision_id, _actor(actor, role, engine)))

@@ -31,7 +31,7 @@ def decide(
         raise _fail(f"unknown decision {decision!r}; use approve, reject, needs-review or archive", 2)
     engine = _engine(db)
     try:
-        out = ReviewService(engine).decide(memory_id, dec, _actor(actor, role), comment=comment)
+        out = ReviewService(engine).decide(memory_id, dec, _actor(actor, role, engine), comment=comment)
     except (LifecycleError, MemoryNotFound) as exc:
         raise _fail(str(exc))
     _echo(f"{out.memory_id}: {out.from_state} -> {out.to_state} (event {out.event_id})")
@@ -48,7 +48,8 @@ def undo(
     from memtui.review.service import ReviewService
 
     engine = _engine(db)
-    svc = ReviewService(engine)
+    who = _actor(actor, role, engine)
+    svc = ReviewService(engine, who)
     try:
         svc.detail(memory_id)
     except MemoryNotFound as exc:
@@ -57,7 +58,7 @@ def undo(
     if event_id is None:
         raise _fail(f"{memory_id}: no decision to undo")
     try:
-        out = svc.undo(event_id, _actor(actor, role))
+        out = svc.undo(event_id, who)
     except (LifecycleError, MemoryNotFound) as exc:
         raise _fail(str(exc))
     _echo(f"{out.memory_id}: {out.from_state} -> {out.to_state} (undid {out.compensates})")
@@ -100,14 +101,15 @@ def _detail_dict(d) -> dict:
 def show(
     memory_id: Annotated[str, typer.Argument(help="The memory to show.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Show one memory: statement, scope, state, version and evidence."""
     from memtui.review.lifecycle import MemoryNotFound
     from memtui.review.service import ReviewService
 
     try:
-        d = ReviewService(_engine(db)).detail(memory_id)
+        engine = _engine(db)
+        d = ReviewService(engine, _actor(actor, role, engine)).detail(memory_id)
     except MemoryNotFound as exc:
         raise _fail(str(exc))
     data = _detail_dict(d)
@@ -145,14 +147,15 @@ def show(
 def history(
     memory_id: Annotated[str, typer.Argument(help="The memory whose history to print.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the events as JSON.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Print the append-only state history of a memory, oldest first."""
     from memtui.review.lifecycle import MemoryNotFound
     from memtui.review.service import ReviewService
 
     try:
-        events = ReviewService(_engine(db)).history(memory_id)
+        engine = _engine(db)
+        events = ReviewService(engine, _actor(actor, role, engine)).history(memory_id)
     except MemoryNotFound as exc:
         raise _fail(str(exc))
     if as_json:
@@ -191,12 +194,13 @@ def _health_dicts(rows, conflicted: dict) -> list[dict]:
     return out
 
 
-def print_health(engine, as_json: bool) -> None:
-    """Print the per-repository state counts (text table or ``{"memoryHealth": [...]}`` JSON)."""
+def print_health(engine, as_json: bool, viewer=None) -> None:
+    """Print the per-repository state counts (text table or ``{"memoryHealth": [...]}`` JSON) of the
+    memory ``viewer`` may see."""
     from memtui.domain.states import ALL_STATES
     from memtui.review.service import ReviewService
 
-    svc = ReviewService(engine)
+    svc = ReviewService(engine, viewer)
     data = _health_dicts(svc.health(), svc.conflict_open_count())
     if as_json:
         _echo(json.dumps({"memoryHealth": data}, indent=2))
@@ -214,10 +218,11 @@ def print_health(engine, as_json: bool) -> None:
 @app.command()
 def health(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """Counts of memories per state for each repository."""
-    print_health(_engine(db), as_json)
+    """Counts of memories per state for each repository (inside your scopes)."""
+    engine = _engine(db)
+    print_health(engine, as_json, _actor(actor, role, engine))
 
 @app.command()
 def edit(
@@ -238,7 +243,8 @@ def edit(
     if proposed == (text is not None):
         raise _fail("give exactly one of --proposed and --text", 2)
     try:
-        out = ReviewService(_engine(db)).edit_statement(memory_id, _actor(actor, role), text=text,
+        engine = _engine(db)
+        out = ReviewService(engine).edit_statement(memory_id, _actor(actor, role, engine), text=text,
                                                         proposed=proposed, expected_version=expect_version)
     except LifecycleError as exc:
         raise _fail(str(exc))

@@ -69,7 +69,7 @@ def import_(
     engine = _engine(db)
     try:
         with use_limits(limits):
-            report = import_paths(engine, list(files), _actor(actor, role), fmt=fmt, repo_dir=repo,
+            report = import_paths(engine, list(files), _actor(actor, role, engine), fmt=fmt, repo_dir=repo,
                                   repository_id=repository_id, skip_invalid=skip_invalid)
     except ImportRefused as exc:
         raise _fail(str(exc))
@@ -118,7 +118,7 @@ def demo(
     from memtui.sources.git import SourceError
 
     engine = _engine(db)
-    who = _actor(actor, role)
+    who = _actor(actor, role, engine)
     try:
         setup = set_up_demo(engine, workdir, who, fresh=fresh,
                             progress=lambda msg: _echo(f"demo: {msg}", err=True))

@@ -3,6 +3,21 @@
 The lifecycle function (:func:`memtui.review.lifecycle.transition`) builds a
 :class:`MemoryFacts` snapshot, calls :func:`check_transition` and only then writes.
 Each refusal names the invariant, so a reviewer knows which rule stopped the change.
+
+Roles (issue 9, item 2; the ``reviewer`` table, :mod:`memtui.governance.reviewers`):
+
+============  ===========================================  ======================================
+role          decides                                      also
+============  ===========================================  ======================================
+reviewer      normal memory inside its scopes              -
+lead          normal and high-impact memory in its scopes  administers reviewers
+maintainer    normal memory inside its scopes              maintenance, policy apply, prune,
+                                                           purge, reviewers, scope set-visibility
+============  ===========================================  ======================================
+
+A human actor with ``scopes`` (a governed store) changes only memory inside them
+(:func:`check_actor_scope`, :class:`ScopeRefused`); ``scopes`` None is unrestricted (a
+single-user store, system and agent actors).
 """
 
 from __future__ import annotations
@@ -23,6 +38,17 @@ class TransitionRefused(LifecycleError):
         self.memory_id, self.from_state, self.to_state = memory_id, from_state, to_state
         super().__init__(
             f"{memory_id}: transition {from_state} -> {to_state} is not allowed by the lifecycle"
+        )
+
+
+class ScopeRefused(LifecycleError):
+    """A human actor tried to change memory outside its reviewer scopes (issue 9, item 2)."""
+
+    def __init__(self, memory_id: str, actor_id: str, scopes: tuple[str, ...], where: str):
+        self.memory_id, self.actor_id, self.scopes, self.where = memory_id, actor_id, scopes, where
+        super().__init__(
+            f"{memory_id}: scope refused: {where} lies outside the scopes of {actor_id!r} "
+            f"({', '.join(scopes) or 'none'})"
         )
 
 
@@ -52,6 +78,8 @@ class MemoryFacts:
     state: str | None
     repository_id: str | None
     impact: str = "normal"
+    tenant_id: str = "default"
+    module_path: str | None = None
     origin: str = "agent"
     failure_class: str | None = None
     promotion_status: str | None = None
@@ -61,11 +89,14 @@ class MemoryFacts:
 
 @dataclass(frozen=True)
 class Actor:
-    """Who makes a change: ``type`` human/agent/system, ``id`` (login, job id), ``role`` reviewer/lead."""
+    """Who makes a change: ``type`` human/agent/system, ``id`` (login, job id), ``role``
+    reviewer/lead/maintainer, ``scopes`` the reviewer's ``tenant[/repository[/module]]`` scopes
+    (None: unrestricted, as in a single-user store and for system actors)."""
 
     type: str
     id: str
     role: str = "reviewer"
+    scopes: tuple[str, ...] | None = None
 
 
 #: Memory types that are high-impact by nature (DESIGN.md invariant 6).
@@ -135,6 +166,32 @@ def check_conflict(m: MemoryFacts) -> None:
         )
 
 
+def check_actor_scope(m: MemoryFacts, actor: Actor) -> None:
+    """Issue 9, item 2: a human with reviewer scopes changes only memory inside them.
+    Raises :class:`ScopeRefused` naming the memory, its scope and the actor's scopes."""
+    from memtui.domain.scopes import in_scopes
+
+    if actor.type != "human" or actor.scopes is None:
+        return
+    if not in_scopes(m.tenant_id, m.repository_id, m.module_path, actor.scopes):
+        where = f"{m.tenant_id}/{m.repository_id or '(org-wide)'}" + (f"/{m.module_path}" if m.module_path else "")
+        raise ScopeRefused(m.memory_id, actor.id, actor.scopes, where)
+
+
+def live_arrival_refused(m: MemoryFacts, actor: Actor) -> str | None:
+    """Issue 9, item 2 (import): why a record arriving live must arrive as a candidate, or None.
+
+    A high-impact record (:func:`is_high_impact`) arriving approved or active from a human of a
+    governed store (``scopes`` set) who is not a lead is kept as a candidate for a lead to decide.
+    A single-user store (``scopes`` None) imports as before (invariant 6 still asks for a
+    recorded approval, see :func:`memtui.review.lifecycle.create_memory`)."""
+    if (m.state is None or State(m.state) not in LIVE_STATES or not is_high_impact(m)
+            or actor.type != "human" or actor.scopes is None or actor.role == "lead"):
+        return None
+    return (f"arrived {m.state} but high-impact memory (architecture decision, impact high or org-wide "
+            f"scope) needs a lead's approval; {actor.id!r} has role {actor.role!r}: kept as a candidate")
+
+
 def check_review(m: MemoryFacts, actor: Actor) -> None:
     """Invariant 6 (review): high-impact memory needs a lead's approval (and a lead to retire it)."""
     if is_high_impact(m) and not (actor.type == "human" and actor.role == "lead"):
@@ -183,8 +240,11 @@ def check_transition(m: MemoryFacts, to_state: str, actor: Actor, *, undo: bool 
     ``undo`` marks a compensating change that returns a memory to the state it had before
     a decision: the table is not consulted (the step back is the inverse of an allowed one),
     the invariants still are. Raises :class:`TransitionRefused` or :class:`InvariantViolation`;
-    returns None when the change may be written.
+    returns None when the change may be written. A human outside its scopes gets
+    :class:`ScopeRefused` first, on every path (decide, undo, batch, merge, resolve, compaction,
+    policy, prune, import).
     """
+    check_actor_scope(m, actor)
     if not undo and not is_allowed(m.state, to_state):
         raise TransitionRefused(m.memory_id, m.state, to_state)
     if State(to_state) in LIVE_STATES and m.state not in LIVE_STATES:

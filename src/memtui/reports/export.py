@@ -85,19 +85,23 @@ def _code(text: str) -> str:
     return "`" + markdown_statement(text).replace("`", "'") + "`"
 
 
-def export_agents_md(engine: Engine, scope: str, *, eligible_only: bool = True) -> str:
+def export_agents_md(engine: Engine, scope: str, *, eligible_only: bool = True, viewer: Actor | None = None) -> str:
     """The active memories of ``scope`` (``repository:NAME[/module]``) as a Markdown section for an agent.
 
     One ``###`` heading per memory type; each bullet is the statement, its evidence paths in backticks
     and the marker ``<!-- memtui:ID -->``. With ``eligible_only`` (default) an active memory that
     recall would refuse — in an open conflict, stale evidence, out of the module scope — is left out
     and named in a comment at the end instead. Deterministic: the same store gives the same text.
-    Raises :class:`memtui.recall.RecallError` for a bad scope.
+    Raises :class:`memtui.recall.RecallError` for a bad scope. ``viewer``: only memory that actor
+    may see (issue 9).
     """
+    from memtui.governance.visibility import restrict
+
     with Session(engine) as session:
         rscope = resolve_scope(session, scope)
-        memories = list(session.exec(select(Memory).where(Memory.repository_id == rscope.repository_id,
-                                                          Memory.state == "active").order_by(Memory.memory_id)))
+        memories = list(session.exec(restrict(select(Memory).where(
+            Memory.repository_id == rscope.repository_id, Memory.state == "active"), session, viewer)
+            .order_by(Memory.memory_id)))
         evidence: dict[str, list[Evidence]] = defaultdict(list)
         ids = [m.memory_id for m in memories]
         for i in range(0, len(ids), 500):
@@ -216,7 +220,7 @@ def _other_tables() -> list[sa.Table]:
     return [t for t in SQLModel.metadata.sorted_tables if t.name not in _SPECIAL_TABLES]
 
 
-def export_json(engine: Engine) -> dict:
+def export_json(engine: Engine, viewer: Actor | None = None) -> dict:
     """The whole store as a JSON-ready dict (ids preserved, deterministic order).
 
     Keys: ``format``, ``schemaRevision``, ``exportedAt``, ``repositories``, ``memories`` (native
@@ -224,7 +228,8 @@ def export_json(engine: Engine) -> dict:
     native shape lacks, per memory id), ``evidence`` (every evidence row, with revalidation's
     ``current*`` fields), ``history`` (every state-history event) and ``tables`` (every other table:
     usage and harm events, revalidation results, jobs, duplicate clusters, conflicts, compaction
-    proposals, decisions). Blocked memory — blocked now or ever — is exported redacted.
+    proposals, decisions). Blocked memory — blocked now or ever — is exported redacted. ``viewer``:
+    only the memory that actor may see (:func:`memtui.governance.visibility.narrow_export`).
     """
     from memtui.store.engine import current_revision
 
@@ -238,6 +243,9 @@ def export_json(engine: Engine) -> dict:
         redacted = {m.memory_id for m in memories if m.state == "blocked" or m.memory_id in ever_blocked}
         repos = list(session.exec(select(Repository).order_by(Repository.repository_id)))
         tables = {t.name: _rows(session, t) for t in _other_tables()}
+        from memtui.governance.visibility import narrow_export
+
+        memories, history, tables = narrow_export(session, viewer, memories, history, tables)
     out_evidence = []
     for m in memories:
         for e in evidence.get(m.memory_id, []):

@@ -10,7 +10,8 @@ from __future__ import annotations
 from sqlmodel import Session, select
 
 from memtui.clock import new_event_id, utcnow
-from memtui.domain.invariants import Actor, EvidenceFacts, MemoryFacts, check_transition
+from memtui.domain.invariants import (Actor, EvidenceFacts, MemoryFacts, ScopeRefused, check_actor_scope,
+                                      check_transition)
 from memtui.domain.states import LIVE_STATES, State
 from memtui.store.models import Evidence, Memory, StateHistory
 
@@ -31,6 +32,8 @@ def facts_of(memory: Memory, evidence: list[Evidence]) -> MemoryFacts:
         state=memory.state,
         repository_id=memory.repository_id,
         impact=memory.impact,
+        tenant_id=memory.tenant_id,
+        module_path=memory.module_path,
         origin=memory.origin,
         failure_class=memory.failure_class,
         promotion_status=memory.promotion_status,
@@ -39,6 +42,17 @@ def facts_of(memory: Memory, evidence: list[Evidence]) -> MemoryFacts:
             EvidenceFacts(type=e.type, status=e.status, repository_id=e.repository_id) for e in evidence
         ),
     )
+
+
+def _audited(session: Session, actor: Actor, check, *args, **kwargs) -> None:
+    """Run an invariant check; a scope refusal is audited once the caller's transaction ends (issue 9)."""
+    try:
+        check(*args, **kwargs)
+    except ScopeRefused as exc:
+        from memtui.governance.reviewers import note_scope_refusal
+
+        note_scope_refusal(session, exc, actor)
+        raise
 
 
 def load_evidence(session: Session, memory_id: str) -> list[Evidence]:
@@ -79,7 +93,7 @@ def transition(
     to = State(to_state)
     if evidence is None:
         evidence = load_evidence(session, memory.memory_id)
-    check_transition(facts_of(memory, evidence), to, actor, undo=compensates is not None)
+    _audited(session, actor, check_transition, facts_of(memory, evidence), to, actor, undo=compensates is not None)
     now = utcnow()
     event = StateHistory(
         event_id=new_event_id(),
@@ -114,12 +128,19 @@ def create_memory(session: Session, memory: Memory, evidence: list[Evidence], ac
     The initial state is the record's own (an import carries state it had elsewhere). A record
     that arrives live must satisfy the fact invariants (evidence, scope, conflict, lineage);
     a high-impact one must come with a recorded approval (``review_state`` approved), since
-    the importing user is not approving it here. Raises InvariantViolation before anything is
-    added; the caller commits.
+    the importing user is not approving it here; from a non-lead of a governed store it arrives
+    as a candidate instead (:func:`memtui.domain.invariants.live_arrival_refused`, the reason
+    says so). Raises ScopeRefused (outside the actor's scopes) or InvariantViolation before
+    anything is added; the caller commits.
     """
     from memtui.domain import invariants as inv
 
     facts = facts_of(memory, evidence)
+    _audited(session, actor, check_actor_scope, facts, actor)
+    demoted = inv.live_arrival_refused(facts, actor)
+    if demoted:  # issue 9: a non-lead's high-impact record waits for a lead
+        memory.state, memory.review_state = State.CANDIDATE.value, "pending"
+        reason = f"{reason}; {demoted}"
     if State(memory.state) in LIVE_STATES:
         inv.check_evidence(facts)
         inv.check_scope(facts)
@@ -152,7 +173,9 @@ def record_note(session: Session, memory: Memory, actor: Actor, reason: str, *,
                 decision_id: str | None = None, job_id: str | None = None,
                 compensates: str | None = None) -> StateHistory:
     """Write a history event that changes no state (from = to = the current state): the audit
-    trail of a change to something else about the memory (its text, scope, evidence, conflict)."""
+    trail of a change to something else about the memory (its text, scope, evidence, conflict).
+    Raises ScopeRefused when a human changes memory outside its scopes."""
+    _audited(session, actor, check_actor_scope, facts_of(memory, []), actor)
     event = StateHistory(
         event_id=new_event_id(), memory_id=memory.memory_id, from_state=memory.state, to_state=memory.state,
         reason=reason, actor_type=actor.type, actor_id=actor.id,

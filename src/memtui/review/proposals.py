@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from memtui.review.service import ReviewService
+from memtui.domain.invariants import Actor
+from memtui.review.service import MemoryOutOfScope, ReviewService
 from memtui.review.views import MemoryDetailView
 from memtui.store.models import CompactionProposal, DuplicateCluster, MemoryConflict, ReviewDecision
 
@@ -71,9 +72,16 @@ class ProposalView:
 class ProposalQueries:
     """Lists and details of clusters, conflicts and proposals (open first)."""
 
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine, viewer: Actor | None = None):
         self.engine = engine
-        self.review = ReviewService(engine)
+        self.review = ReviewService(engine, viewer)
+
+    def _details(self, ids) -> tuple | None:
+        """The members' details, or None when one lies outside the viewer's scopes (issue 9)."""
+        try:
+            return tuple(self.review.detail(m) for m in ids)
+        except MemoryOutOfScope:
+            return None
 
     def clusters(self, status: str | None = "open") -> list[ClusterView]:
         """Duplicate clusters (default: open), largest and best-scoring first."""
@@ -84,8 +92,8 @@ class ProposalQueries:
             rows = list(s.exec(q))
         rows.sort(key=lambda c: (-len(c.members), -c.best_score, c.cluster_id))
         return [ClusterView(c.cluster_id, c.scope_key, c.type, c.canonical_id, c.best_score, c.method,
-                            c.explanation, c.status, tuple(self.review.detail(m) for m in c.members),
-                            dict(c.scores or {})) for c in rows]
+                            c.explanation, c.status, members, dict(c.scores or {}))
+                for c in rows if (members := self._details(c.members)) is not None]
 
     def conflicts(self, status: str | None = "open") -> list[ConflictView]:
         """Conflict records (default: open), high severity first."""
@@ -96,8 +104,8 @@ class ProposalQueries:
             rows = list(s.exec(q))
         order = {"high": 0, "medium": 1, "low": 2}
         rows.sort(key=lambda c: (order.get(c.severity, 3), c.conflict_id))
-        return [ConflictView(c.conflict_id, c.severity, c.status, c.reason, c.action, c.resolution,
-                             self.review.detail(c.memory_a), self.review.detail(c.memory_b)) for c in rows]
+        return [ConflictView(c.conflict_id, c.severity, c.status, c.reason, c.action, c.resolution, *pair)
+                for c in rows if (pair := self._details((c.memory_a, c.memory_b))) is not None]
 
     def proposals(self, status: str | None = "open") -> list[ProposalView]:
         """Compaction proposals (default: open), by id."""
@@ -107,8 +115,8 @@ class ProposalQueries:
                 q = q.where(CompactionProposal.status == status)
             rows = sorted(s.exec(q), key=lambda p: p.proposal_id)
         return [ProposalView(p.proposal_id, p.status, p.proposed_statement, p.proposed_type, p.module_path,
-                             p.repository_id, tuple(p.shared or ()), p.broadens_scope,
-                             tuple(self.review.detail(m) for m in p.members), p.new_memory_id) for p in rows]
+                             p.repository_id, tuple(p.shared or ()), p.broadens_scope, members, p.new_memory_id)
+                for p in rows if (members := self._details(p.members)) is not None]
 
     def last_decision(self, actor_id: str) -> str | None:
         """The newest multi-memory decision by ``actor_id`` that is not undone (for ``u`` on these screens)."""

@@ -17,6 +17,7 @@ from sqlmodel import Session, func, select
 from memtui.domain.decisions import Decision, review_state_after, target_state
 from memtui.domain.invariants import Actor, LifecycleError
 from memtui.domain.states import ALL_STATES, QUEUE_STATES
+from memtui.governance.visibility import can_see, restrict
 from memtui.review.lifecycle import MemoryNotFound, load_evidence, transition
 from memtui.review.resolve import RETIRED_STATES, close_conflicts_of_retired
 from memtui.review.views import (
@@ -34,6 +35,18 @@ QUEUE_RANK: dict[str, int] = {s.value: i for i, s in enumerate(QUEUE_STATES)}
 REJECTABLE_STATES = ("candidate", "approved", "active", "needs_review", "challenged")
 
 
+class MemoryOutOfScope(MemoryNotFound):
+    """The memory lies outside the viewer's scopes (issue 9): shown as such, never its content."""
+
+    def __init__(self, memory_id: str, viewer: Actor | None):
+        super().__init__(memory_id)
+        scopes = ", ".join(viewer.scopes or ()) if viewer else ""
+        self.args = (f"{memory_id}: outside your scopes ({scopes})",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
 class DecisionError(LifecycleError):
     """A decision or undo that cannot be carried out; the message says why."""
 
@@ -49,10 +62,22 @@ def _event_view(e: StateHistory) -> EventView:
 
 
 class ReviewService:
-    """Decisions and queries over one store (an SQLAlchemy engine from :func:`memtui.store.engine.open_store`)."""
+    """Decisions and queries over one store (an SQLAlchemy engine from :func:`memtui.store.engine.open_store`).
 
-    def __init__(self, engine: Engine):
+    ``viewer``: the queries show only memory this actor may see
+    (:mod:`memtui.governance.visibility`; None: everything); an out-of-scope id raises
+    :class:`MemoryOutOfScope`."""
+
+    def __init__(self, engine: Engine, viewer: Actor | None = None):
         self.engine = engine
+        self.viewer = viewer
+
+    def _visible(self, session: Session, m: Memory | None, memory_id: str) -> Memory:
+        if m is None:
+            raise MemoryNotFound(memory_id)
+        if not can_see(session, self.viewer, m):
+            raise MemoryOutOfScope(memory_id, self.viewer)
+        return m
 
     # ---- decisions -------------------------------------------------------------------------
     def decide(self, memory_id: str, decision: Decision | str, actor: Actor,
@@ -196,9 +221,9 @@ class ReviewService:
     def queue_count(self) -> int:
         """How many memories wait for a decision (states in QUEUE_STATES)."""
         with Session(self.engine) as session:
-            return session.exec(
-                select(func.count()).select_from(Memory).where(Memory.state.in_(list(QUEUE_RANK)))
-            ).one()
+            return session.exec(restrict(
+                select(func.count()).select_from(Memory).where(Memory.state.in_(list(QUEUE_RANK))),
+                session, self.viewer)).one()
 
     def queue_page(self, after: tuple[int, str] | None = None, limit: int = 100) -> list[QueueItemView]:
         """The next ``limit`` queue items after the keyset cursor ``(rank, memory_id)``.
@@ -212,7 +237,7 @@ class ReviewService:
             for state, rank in QUEUE_RANK.items():
                 if rank < start_rank or len(items) >= limit:
                     continue
-                q = select(Memory).where(Memory.state == state)
+                q = restrict(select(Memory).where(Memory.state == state), session, self.viewer)
                 if rank == start_rank and after_id is not None:
                     q = q.where(Memory.memory_id > after_id)
                 q = q.order_by(Memory.memory_id).limit(limit - len(items))
@@ -224,18 +249,14 @@ class ReviewService:
     def queue_item(self, memory_id: str) -> QueueItemView:
         """The queue row of one memory as it is now (after a decision, to redraw it). Raises MemoryNotFound."""
         with Session(self.engine) as session:
-            m = session.get(Memory, memory_id)
-            if m is None:
-                raise MemoryNotFound(memory_id)
+            m = self._visible(session, session.get(Memory, memory_id), memory_id)
             return QueueItemView(m.memory_id, QUEUE_RANK.get(m.state, len(QUEUE_RANK)), m.state, m.type,
                                  m.statement, _scope(m), m.confidence, m.created_at, m.version)
 
     def detail(self, memory_id: str) -> MemoryDetailView:
         """The whole record with its evidence. Raises MemoryNotFound."""
         with Session(self.engine) as session:
-            m = session.get(Memory, memory_id)
-            if m is None:
-                raise MemoryNotFound(memory_id)
+            m = self._visible(session, session.get(Memory, memory_id), memory_id)
             evidence = tuple(
                 EvidenceView(e.type, e.path, e.commit_sha, e.line_start, e.line_end, e.symbol, e.target,
                              e.ref, e.span_hash, e.status, e.repository_id, e.current_path,
@@ -265,8 +286,7 @@ class ReviewService:
     def history(self, memory_id: str) -> list[EventView]:
         """All state-history events of a memory, oldest first. Raises MemoryNotFound."""
         with Session(self.engine) as session:
-            if session.get(Memory, memory_id) is None:
-                raise MemoryNotFound(memory_id)
+            self._visible(session, session.get(Memory, memory_id), memory_id)
             rows = session.exec(
                 select(StateHistory).where(StateHistory.memory_id == memory_id).order_by(StateHistory.event_id)
             )
@@ -276,9 +296,9 @@ class ReviewService:
         """Counts per state per repository, every state present (0 when none), repositories sorted by id."""
         counts: dict[str | None, dict[str, int]] = defaultdict(lambda: {s: 0 for s in ALL_STATES})
         with Session(self.engine) as session:
-            rows = session.exec(
-                select(Memory.repository_id, Memory.state, func.count()).group_by(Memory.repository_id, Memory.state)
-            )
+            rows = session.exec(restrict(
+                select(Memory.repository_id, Memory.state, func.count()), session, self.viewer
+            ).group_by(Memory.repository_id, Memory.state))
             for repo, state, n in rows:
                 counts[repo][state] = n
         return [RepositoryHealth(repo, dict(by_state))
@@ -291,7 +311,7 @@ class ReviewService:
         end = utcnow()
         starts = [end - timedelta(weeks=weeks - i) for i in range(1, weeks + 1)]
         with Session(self.engine) as session:
-            created = sorted(session.exec(select(Memory.created_at)).all())
+            created = sorted(session.exec(restrict(select(Memory.created_at), session, self.viewer)).all())
         out, i = [], 0
         for edge in starts:
             while i < len(created) and created[i] <= edge:
@@ -302,9 +322,8 @@ class ReviewService:
     def conflict_open_count(self) -> dict[str | None, int]:
         """Memories with an open conflict, per repository."""
         with Session(self.engine) as session:
-            rows = session.exec(
-                select(Memory.repository_id, func.count()).where(Memory.conflict_state == "open")
-                .group_by(Memory.repository_id)
-            )
+            rows = session.exec(restrict(
+                select(Memory.repository_id, func.count()).where(Memory.conflict_state == "open"),
+                session, self.viewer).group_by(Memory.repository_id))
             return {repo: n for repo, n in rows}
 

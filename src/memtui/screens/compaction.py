@@ -65,7 +65,7 @@ class CompactionScreen(DecisionScreenMixin, Screen):
         """Load the open proposals (thread worker)."""
         from memtui.review.proposals import ProposalQueries
 
-        rows = ProposalQueries(self.app.engine).proposals()
+        rows = ProposalQueries(self.app.engine, self.app.actor).proposals()
         self.app.call_from_thread(self._show, rows)
 
     def _show(self, rows: list[ProposalView]) -> None:

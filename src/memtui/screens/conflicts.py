@@ -97,7 +97,7 @@ class ConflictsScreen(DecisionScreenMixin, Screen):
         """Load the open conflicts (thread worker)."""
         from memtui.review.proposals import ProposalQueries
 
-        rows = ProposalQueries(self.app.engine).conflicts()
+        rows = ProposalQueries(self.app.engine, self.app.actor).conflicts()
         self.app.call_from_thread(self._show, rows)
 
     def _show(self, rows: list[ConflictView]) -> None:

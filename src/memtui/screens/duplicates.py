@@ -67,7 +67,7 @@ class DuplicatesScreen(DecisionScreenMixin, Screen):
         """Load the open clusters (thread worker)."""
         from memtui.review.proposals import ProposalQueries
 
-        clusters = ProposalQueries(self.app.engine).clusters()
+        clusters = ProposalQueries(self.app.engine, self.app.actor).clusters()
         self.app.call_from_thread(self._show, clusters)
 
     def _show(self, clusters: list[ClusterView]) -> None:

@@ -1,0 +1,100 @@
+"""Reviewer administration and repository visibility (issue 9, item 2): ``reviewers add|list|remove``
+and ``scope set-visibility``. Adding or removing reviewers needs a lead or maintainer of the store
+(anyone while none is registered); ``set-visibility`` needs a maintainer (anyone in a single-user store)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Optional
+
+import typer
+
+from memtui.cli.common import ActorOpt, DbOpt, _actor, _actor_name, _echo, _engine, _fail, _require, app
+
+reviewers_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                            help="Reviewers of a shared store: their role and scopes (roles come from here).")
+scope_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                        help="Repository visibility (private | internal | public).")
+
+
+def _governance_call(fn, *args, **kwargs):
+    from memtui.governance.reviewers import GovernanceError
+
+    try:
+        return fn(*args, **kwargs)
+    except GovernanceError as exc:
+        raise _fail(str(exc), exc.exit_code)
+
+
+@reviewers_app.command("add")
+def reviewers_add(
+    name: Annotated[str, typer.Argument(help="The reviewer's name (what --actor / MEMTUI_ACTOR says).")],
+    role: Annotated[str, typer.Option("--role", help="reviewer | lead | maintainer")],
+    scope: Annotated[Optional[list[str]], typer.Option("--scope", help="tenant[/repository[/module]] or * "
+                                                       "(repeatable; default *).")] = None,
+    db: DbOpt = None, actor: ActorOpt = None,
+) -> None:
+    """Register a reviewer (or replace one's role and scopes); audited."""
+    from memtui.governance.reviewers import add_reviewer
+
+    r = _governance_call(add_reviewer, _engine(db), name, role, scope or [], _actor_name(actor))
+    _echo(f"reviewer {r.name}: {r.role}, scopes {', '.join(r.scopes)}")
+
+
+@reviewers_app.command("list")
+def reviewers_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    db: DbOpt = None,
+) -> None:
+    """List the reviewers (none: a single-user store)."""
+    from memtui.clock import iso
+    from memtui.governance.reviewers import list_reviewers
+
+    rows = list_reviewers(_engine(db))
+    if as_json:
+        _echo(json.dumps([{"name": r.name, "role": r.role, "scopes": list(r.scopes), "addedBy": r.added_by,
+                           "addedAt": iso(r.added_at)} for r in rows], indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        _echo("no reviewers: a single-user store (memtui reviewers add NAME --role lead)")
+    for r in rows:
+        _echo(f"{r.name}\t{r.role}\t{', '.join(r.scopes)}")
+
+
+@reviewers_app.command("remove")
+def reviewers_remove(
+    name: Annotated[str, typer.Argument(help="The reviewer to remove.")],
+    db: DbOpt = None, actor: ActorOpt = None,
+) -> None:
+    """Remove a reviewer; audited. The last lead or maintainer stays while others remain."""
+    from memtui.governance.reviewers import remove_reviewer
+
+    r = _governance_call(remove_reviewer, _engine(db), name, _actor_name(actor))
+    _echo(f"removed reviewer {r.name} ({r.role})")
+
+
+@scope_app.command("set-visibility")
+def scope_set_visibility(
+    repository: Annotated[str, typer.Argument(help="The repository id.")],
+    level: Annotated[str, typer.Argument(help="private | internal | public")],
+    db: DbOpt = None, actor: ActorOpt = None,
+) -> None:
+    """Set a repository's visibility, recompute who may recall its memory, audit it (design §22.2)."""
+    from memtui.governance.visibility import VISIBILITY_LEVELS, VisibilityError, set_visibility
+
+    if level not in VISIBILITY_LEVELS:
+        raise _fail(f"visibility must be one of {', '.join(VISIBILITY_LEVELS)}, not {level!r}", 2)
+    engine = _engine(db)
+    who = _actor(actor, None, engine)
+    _require(engine, who, "scope set-visibility")
+    try:
+        c = set_visibility(engine, repository, level, who)
+    except VisibilityError as exc:
+        raise _fail(str(exc))
+    _echo(f"{c.repository_id}: visibility {c.before} -> {c.after}; {c.memories} memories, "
+          f"{c.dropped_from_recall} dropped from recall outside it"
+          + (f"; reviewers outside: {', '.join(c.reviewers_outside)}" if c.reviewers_outside else ""))
+
+
+app.add_typer(reviewers_app, name="reviewers")
+app.add_typer(scope_app, name="scope")
