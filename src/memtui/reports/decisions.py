@@ -195,26 +195,41 @@ class _Texts:
 
 def _reconstruct(current: str, events: list[StateHistory], decisions: dict[str, ReviewDecision],
                  merge_edited: dict[str, bool]) -> _Texts:
-    """Walk ``events`` (one memory's, any order) newest first from ``current``, stepping back over
-    edits and text-changing merges; see the module docstring."""
+    """The statement before and after each of ``events`` (one memory's, any order): walk newest
+    first from ``current``, stepping back over edits and text-changing merges; then oldest first,
+    carrying a known text over what a step back could not know (an edit note says what it wrote)."""
     out = _Texts()
+    changes: set[str] = set()  # events that changed the text
     text: str | None = current
-    for e in sorted(events, key=lambda ev: ev.event_id, reverse=True):
+    ordered = sorted(events, key=lambda ev: ev.event_id)
+    for e in reversed(ordered):
         out.after[e.event_id] = text
         d = decisions.get(e.decision_id) if e.decision_id else None
         if e.reason.startswith(EDIT_PREFIX):
+            changes.add(e.event_id)
             texts = edit_texts(e.reason)
+            if texts:
+                out.after[e.event_id] = texts[1]  # the note itself says what the edit wrote
             text = texts[0] if texts else None
         elif d is not None and d.kind == "merge" and e.compensates is None and e.from_state == e.to_state \
                 and (d.payload or {}).get("canonical") == e.memory_id:
             if merge_edited.get(d.decision_id):
+                changes.add(e.event_id)
                 text = (d.payload or {}).get("statement")
         elif d is not None and d.kind == "undo" and e.compensates is not None and e.from_state == e.to_state:
             undone = decisions.get(d.subject_id)
             if undone is not None and undone.kind == "merge" and merge_edited.get(undone.decision_id) \
                     and (undone.payload or {}).get("canonical") == e.memory_id:
-                text = None  # the merged text this undo took away is not recorded anywhere
+                changes.add(e.event_id)
+                text = None  # the merged text this undo took away is not recorded here
         out.before[e.event_id] = text
+    known: str | None = None
+    for e in ordered:
+        if out.before[e.event_id] is None:
+            out.before[e.event_id] = known
+        if out.after[e.event_id] is None and e.event_id not in changes:
+            out.after[e.event_id] = out.before[e.event_id]
+        known = out.after[e.event_id]
     return out
 
 
