@@ -6,9 +6,13 @@ Screens only show state and send intents to services; no SQL and no git here
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlalchemy.engine import Engine
-from textual.app import App
+from textual import work
+from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 
 from memtui.domain.invariants import Actor
 from memtui.review.service import ReviewService
@@ -72,3 +76,41 @@ class MemtuiApp(App):
                         reload()
 
         self.push_screen(MaintenanceScreen(), done)
+
+    # ---- the command palette ---------------------------------------------------------------
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Textual's palette commands, then memtui's."""
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Export decisions…", "Write the decision report (Markdown) to a file",
+                            self.action_export_decisions)
+
+    def action_export_decisions(self) -> None:
+        """Ask where to write the decision report (default: a dated file in the current folder),
+        then write it in a worker (issue 11, item 7)."""
+        from memtui.clock import utcnow
+        from memtui.screens.dialogs import EditDialog
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.export_decisions(path)
+
+        self.push_screen(EditDialog("Export decisions (Markdown) to", f"memtui-decisions-{utcnow():%Y-%m-%d}.md"),
+                         chosen)
+
+    @work(thread=True, group="export-decisions")
+    def export_decisions(self, path: str) -> None:
+        """Write the Markdown decision report to ``path`` (thread worker) and say where it went."""
+        from pathlib import Path
+
+        from memtui.reports.decisions import write_decision_report
+        from memtui.text import visible_line
+
+        target = Path(path).expanduser().resolve()
+        try:
+            n = write_decision_report(self.engine, target)
+        except OSError as exc:
+            self.call_from_thread(self.notify, visible_line(f"Cannot write {target}: {exc.strerror or exc}"),
+                                  severity="error", markup=False)
+            return
+        self.call_from_thread(self.notify, visible_line(f"Wrote {n} decision{'' if n == 1 else 's'} to {target}"),
+                              markup=False)
