@@ -208,7 +208,7 @@ def test_csv_has_one_row_per_memory_and_neutralises_formulas(decided):
         "span checked at HEAD", "2", "valid=2", RR, "Validation uses RuleRegistry as the registry for rules.", "",
         "reviewer", "2026-11-23T09:00:00Z")
     assert rows[6]["comment"] == "'" + FORMULA_COMMENT and rows[6]["undone_by"] == ids["undo_d"]
-    assert rows[8]["comment"].startswith("\\x1b[31mstale?") and "\x1b" not in rows[8]["comment"]
+    assert rows[8]["comment"] == "stale? see PaymentClient"  # escape sequences removed whole (text.visible)
     assert rows[1]["new_statement"] == "Validation rules live in OrderValidator."
 
 
