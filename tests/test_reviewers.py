@@ -226,6 +226,17 @@ def test_out_of_scope_memory_is_invisible_to_ann(governed):
     assert "mem_bill_live" in [m["memoryId"] for m in pack["memories"]]
 
 
+def test_decision_report_lists_only_decisions_inside_the_readers_scopes(governed):
+    url, engine = governed
+    assert memtui(url, "decide", "mem_conv", "approve", "--actor", "ann", "--comment", "ok").exit_code == 0
+    assert memtui(url, "decide", "mem_bill", "approve", "--actor", "lee", "--comment", "billing ok").exit_code == 0
+    ann = json.loads(memtui(url, "--actor", "ann", "decisions", "export", "--format", "json").stdout)
+    lee = json.loads(memtui(url, "--actor", "lee", "decisions", "export", "--format", "json").stdout)
+    ids = lambda rep: sorted(m["memoryId"] for d in rep["decisions"] for m in d["memories"])  # noqa: E731
+    assert ids(ann) == ["mem_conv"]
+    assert ids(lee) == ["mem_bill", "mem_conv"]
+
+
 def test_import_in_a_governed_store(governed, tmp_path):
     url, engine = governed
     adr = tmp_path / "adr.yaml"

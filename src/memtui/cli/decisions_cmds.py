@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from memtui.cli.common import DbOpt, _echo, _engine, _fail, app
+from memtui.cli.common import DbOpt, _actor, _echo, _engine, _fail, app
 from memtui.cli.io_cmds import OutOpt
 
 decisions_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -36,8 +36,9 @@ def export_decisions(
         when = parse_time(since) if since is not None else None
     except ValueError as exc:
         raise _fail(f"--since: {exc}", 2)
-    filters = DecisionFilters(since=when, actor=actor, repository=repository)
     engine = _engine(db)
+    # the reader is the global --actor (``memtui --actor ann decisions export``); --actor here filters
+    filters = DecisionFilters(since=when, actor=actor, repository=repository, viewer=_actor(None, None, engine))
     if out is None:
         text, _n = decision_report(engine, fmt, filters)
         _echo(text.rstrip("\n"))

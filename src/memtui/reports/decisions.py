@@ -138,6 +138,9 @@ class DecisionFilters:
     since: datetime | None = None
     actor: str | None = None
     repository: str | None = None
+    # who reads the report: a decision is listed only when every memory it touched is inside the
+    # viewer's scopes (issue 9 item 2, governance/visibility.py); None reads everything
+    viewer: Any = field(default=None, compare=False)
 
     def as_dict(self) -> dict[str, str | None]:
         return {"since": iso(self.since), "actor": self.actor, "repository": self.repository}
@@ -573,6 +576,11 @@ def decision_report(engine: Engine, fmt: str = "md", filters: DecisionFilters | 
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     filters = filters or DecisionFilters()
     records = collect_decisions(engine, since=filters.since, actor=filters.actor, repository=filters.repository)
+    if filters.viewer is not None:
+        from memtui.governance.visibility import all_visible, visible_memory_ids
+
+        visible = visible_memory_ids(engine, filters.viewer)
+        records = [r for r in records if all_visible((m.memory_id for m in r.memories), visible)]
     return render(fmt, records, filters), len(records)
 
 
