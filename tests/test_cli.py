@@ -136,7 +136,7 @@ def test_decide_then_history_shows_the_actor(store):
     assert len(lines) == 2
     assert "(new) -> candidate" in lines[0]
     assert "candidate -> needs_review" in lines[1]
-    assert "human:reviewer-1 (reviewer)" in lines[1]
+    assert "human:reviewer-1 (lead)" in lines[1]  # a single-user store: the user holds every role
     assert "reviewer decision: needs-review" in lines[1]
     assert "span moved" in lines[1]
     assert lines[1].startswith("2026-11-30T12:00:00Z")
@@ -184,7 +184,7 @@ def test_unknown_memory_id_exits_1(store):
 
 
 def test_lead_role_approves_an_architecture_decision(store):
-    res = run(store, "decide", "mem_adr", "approve", "--actor", "reviewer-1")
+    res = run(store, "decide", "mem_adr", "approve", "--actor", "reviewer-1", "--role", "reviewer")
     assert res.returncode == 1
     assert "review invariant" in res.stderr
     res = run(store, "decide", "mem_adr", "approve", "--actor", "lead-1", "--role", "lead")

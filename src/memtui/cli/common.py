@@ -22,7 +22,7 @@ DbOpt = Annotated[Optional[str], typer.Option("--db", help="Store: a SQLite path
                                                "(env MEMTUI_DB; default memtui.db here).")]
 ActorOpt = Annotated[Optional[str], typer.Option("--actor", help="Who acts (env MEMTUI_ACTOR; default: login name).")]
 RoleOpt = Annotated[Optional[str], typer.Option("--role", help="reviewer, lead or maintainer, in a store without "
-                                                 "registered reviewers only (env MEMTUI_ROLE; default reviewer).")]
+                                                 "registered reviewers only (env MEMTUI_ROLE; default lead: the single user holds every role).")]
 
 
 class _Ctx:

@@ -180,15 +180,15 @@ def resolve_actor(engine: Engine, name: str, declared_role: str | None, *,
                   role_source: str = "--role") -> Actor:
     """The human actor ``name`` as this store knows it.
 
-    Single-user store (no reviewers): unrestricted (scopes None) with the declared role, default
-    ``reviewer`` (a declared role must be reviewer, lead or maintainer: RoleDeclared otherwise).
+    Single-user store (no reviewers): unrestricted (scopes None); the login user holds every role
+    (issue 9: role ``lead`` unless a role is declared to act as less; a declared role must be reviewer, lead or maintainer: RoleDeclared otherwise).
     Governed store: role and scopes from the table; a declared role raises RoleDeclared (exit 2),
     an unknown name raises ActorRefused (exit 1) after auditing ``unknown_actor``."""
     with Session(engine) as session:
         governed = is_governed(session)
         row = session.get(Reviewer, name) if governed else None
     if not governed:
-        role = declared_role or "reviewer"
+        role = declared_role or "lead"
         if role not in ROLES:
             raise RoleDeclared(f"{role_source} must be one of {', '.join(ROLES)}, not {role!r}")
         return Actor(type="human", id=name, role=role)
