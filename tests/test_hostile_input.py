@@ -439,3 +439,23 @@ async def test_tui_shows_hostile_statements_literally(tmp_path):
         assert SHOWN in rendered
         _no_escape(rendered)
     engine.dispose()
+
+
+def test_json_outputs_stay_valid_json_with_c1_and_escape_characters(tmp_path):
+    """A C1 control (here CSI, \\x9b) or ESC in a statement: `show --json`, `history --json`,
+    `recall --json` and `export json` print valid JSON that carries the text exactly."""
+    import json
+
+    db = tmp_path / "s.db"
+    statement = "Statement \x9b31m with C1 and \x1b[0m ESC."
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump({"memories": [active("mem_c1", statement)]}), encoding="utf-8")
+    assert run(db, "import", str(path)).exit_code == 0
+    shown = run(db, "show", "mem_c1", "--json")
+    assert shown.exit_code == 0
+    assert json.loads(shown.output)["statement"] == statement
+    assert "\x9b" not in shown.output and "\x1b" not in shown.output
+    assert json.loads(run(db, "history", "mem_c1", "--json").output)[0]["memoryId"] == "mem_c1"
+    exported = run(db, "export", "json")
+    assert exported.exit_code == 0
+    assert [m["statement"] for m in json.loads(exported.output)["memories"]] == [statement]

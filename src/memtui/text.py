@@ -15,6 +15,7 @@ control character at all, newlines and tabs included.
 
 from __future__ import annotations
 
+import json
 import re
 
 #: Whole escape sequences: CSI, OSC and string sequences (terminated by BEL or ST), then two-byte escapes.
@@ -54,3 +55,15 @@ def control_problem(what: str, value: str | None) -> str | None:
     if m is None:
         return None
     return f"{what} holds a control character ({_code(m)} at position {m.start() + 1})"
+
+
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def json_text(data, **kwargs) -> str:
+    """``json.dumps(data, indent=2, ensure_ascii=False)`` with DEL, C1 controls and line/paragraph
+    separators written as ``\\uXXXX`` escapes too (json leaves them raw), so the output holds no
+    control character and stays valid JSON after :func:`visible` (issue 9 item 5)."""
+    kwargs.setdefault("indent", 2)
+    text = json.dumps(data, ensure_ascii=False, **kwargs)
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from memtui.text import json_text
+
 import json
 from pathlib import Path
 from typing import Annotated, Optional
@@ -43,7 +45,7 @@ def recall_command(
     except RecallError as exc:
         raise _fail(str(exc))
     if as_json:
-        _echo(json.dumps(pack_to_json(pack), indent=2, ensure_ascii=False))
+        _echo(json_text(pack_to_json(pack)))
     else:
         _echo(format_pack_markdown(pack).rstrip("\n"))
 
@@ -77,7 +79,7 @@ def export_json_command(out: OutOpt = None, db: DbOpt = None, actor: ActorOpt = 
     from memtui.reports.export import export_json
 
     engine = _engine(db)
-    text = json.dumps(export_json(engine, _actor(actor, role, engine)), indent=2, ensure_ascii=False) + "\n"
+    text = json_text(export_json(engine, _actor(actor, role, engine))) + "\n"
     _write_or_echo(text, out, "the store export")
 
 

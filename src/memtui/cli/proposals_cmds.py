@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import json
+from memtui.text import json_text
+
 from typing import Annotated, Optional
 
 import typer
@@ -46,7 +47,7 @@ def duplicates(
     seen = _visible_ids(engine, actor, role)
     rows = [c for c in cluster_records(engine) if c["status"] == "open" and all_visible(c["members"], seen)]
     if as_json:
-        _echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        _echo(json_text(rows))
         return
     if not rows:
         _echo("no open duplicate clusters")
@@ -98,7 +99,7 @@ def conflicts(
     rows = [c for c in conflict_records(engine) if (all_ or c["status"] == "open")
             and all_visible(c["memories"], seen)]
     if as_json:
-        _echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        _echo(json_text(rows))
         return
     if not rows:
         _echo("no open conflicts")
@@ -142,7 +143,7 @@ def compactions(
     seen = _visible_ids(engine, actor, role)
     rows = [p for p in compaction_records(engine) if p["status"] == "open" and all_visible(p["members"], seen)]
     if as_json:
-        _echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        _echo(json_text(rows))
         return
     if not rows:
         _echo("no open compaction proposals")

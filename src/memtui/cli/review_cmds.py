@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from memtui.text import json_text
+
 import json
 from typing import Annotated, Optional
 
@@ -114,7 +116,7 @@ def show(
         raise _fail(str(exc))
     data = _detail_dict(d)
     if as_json:
-        _echo(json.dumps(data, indent=2, ensure_ascii=False))
+        _echo(json_text(data))
         return
     _echo(f"{d.memory_id}  [{d.state}]  version {d.version}")
     _echo(f"  statement:  {d.statement}")
@@ -159,11 +161,11 @@ def history(
     except MemoryNotFound as exc:
         raise _fail(str(exc))
     if as_json:
-        _echo(json.dumps([
+        _echo(json_text([
             {"eventId": e.event_id, "memoryId": e.memory_id, "fromState": e.from_state, "toState": e.to_state,
              "reason": e.reason, "comment": e.comment, "actorType": e.actor_type, "actorId": e.actor_id,
              "actorRole": e.actor_role, "jobId": e.job_id, "compensates": e.compensates,
-             "createdAt": iso(e.created_at)} for e in events], indent=2, ensure_ascii=False))
+             "createdAt": iso(e.created_at)} for e in events]))
         return
     for e in events:
         actor = f"{e.actor_type}:{e.actor_id}" + (f" ({e.actor_role})" if e.actor_role else "")

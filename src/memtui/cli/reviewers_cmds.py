@@ -4,7 +4,8 @@ and ``scope set-visibility``. Adding or removing reviewers needs a lead or maint
 
 from __future__ import annotations
 
-import json
+from memtui.text import json_text
+
 from typing import Annotated, Optional
 
 import typer
@@ -52,8 +53,8 @@ def reviewers_list(
 
     rows = list_reviewers(_engine(db))
     if as_json:
-        _echo(json.dumps([{"name": r.name, "role": r.role, "scopes": list(r.scopes), "addedBy": r.added_by,
-                           "addedAt": iso(r.added_at)} for r in rows], indent=2, ensure_ascii=False))
+        _echo(json_text([{"name": r.name, "role": r.role, "scopes": list(r.scopes), "addedBy": r.added_by,
+                           "addedAt": iso(r.added_at)} for r in rows]))
         return
     if not rows:
         _echo("no reviewers: a single-user store (memtui reviewers add NAME --role lead)")
