@@ -12,6 +12,7 @@ from sqlmodel import Session, select
 from memtui.clock import new_event_id, utcnow
 from memtui.domain.invariants import Actor, EvidenceFacts, MemoryFacts, check_transition
 from memtui.domain.states import LIVE_STATES, State
+from memtui.review import chain
 from memtui.store.models import Evidence, Memory, StateHistory
 
 
@@ -80,6 +81,7 @@ def transition(
     if evidence is None:
         evidence = load_evidence(session, memory.memory_id)
     check_transition(facts_of(memory, evidence), to, actor, undo=compensates is not None)
+    chain.watch(session)  # the event and the memory are sealed at flush (issue 9)
     now = utcnow()
     event = StateHistory(
         event_id=new_event_id(),
@@ -108,7 +110,7 @@ def transition(
 
 
 def create_memory(session: Session, memory: Memory, evidence: list[Evidence], actor: Actor,
-                  reason: str) -> StateHistory:
+                  reason: str, *, decision_id: str | None = None) -> StateHistory:
     """Add a new memory, its evidence and its first history event (``None`` -> initial state).
 
     The initial state is the record's own (an import carries state it had elsewhere). A record
@@ -139,8 +141,11 @@ def create_memory(session: Session, memory: Memory, evidence: list[Evidence], ac
         actor_type=actor.type,
         actor_id=actor.id,
         actor_role=actor.role if actor.type == "human" else None,
+        decision_id=decision_id,
         created_at=utcnow(),
     )
+    chain.watch(session)
+    chain.seal_first_event(memory, event)  # sealed before the first insert: no second write of the row
     session.add(memory)
     session.flush()  # the memory row first: evidence and history refer to it
     session.add_all(evidence)
@@ -152,7 +157,9 @@ def record_note(session: Session, memory: Memory, actor: Actor, reason: str, *,
                 decision_id: str | None = None, job_id: str | None = None,
                 compensates: str | None = None) -> StateHistory:
     """Write a history event that changes no state (from = to = the current state): the audit
-    trail of a change to something else about the memory (its text, scope, evidence, conflict)."""
+    trail of a change to something else about the memory (its text, scope, evidence, conflict).
+    The memory's content hash is resealed to the note at flush (issue 9)."""
+    chain.watch(session)
     event = StateHistory(
         event_id=new_event_id(), memory_id=memory.memory_id, from_state=memory.state, to_state=memory.state,
         reason=reason, actor_type=actor.type, actor_id=actor.id,
