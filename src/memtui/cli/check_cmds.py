@@ -34,3 +34,30 @@ def check(
         _echo(summary, err=True)
     if not result.clean:
         raise typer.Exit(1)
+
+
+@app.command()
+def claim(
+    n: Annotated[int, typer.Option("--n", help="How many queue items to claim.")] = 1,
+    ttl: Annotated[float, typer.Option("--ttl", help="Minutes until the claims expire.")] = 30.0,
+    release: Annotated[bool, typer.Option("--release", help="Give back your claims instead.")] = False,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Claim the next review queue items nobody else holds (one id a line), so two reviewers never
+    work the same item; claims expire after --ttl minutes."""
+    from memtui.review.service import ReviewService
+
+    if n < 1:
+        raise _fail(f"--n must be at least 1, not {n}", 2)
+    if ttl <= 0:
+        raise _fail(f"--ttl must be a positive number of minutes, not {ttl}", 2)
+    svc = ReviewService(_engine(db))
+    who = _actor(actor, role)
+    if release:
+        _echo(f"released {svc.release(who)} claims of {who.id}", err=True)
+        return
+    ids = svc.claim_next(who, n, ttl)
+    for mid in ids:
+        _echo(mid)
+    if not ids:
+        _echo("nothing to claim: every queue item is claimed or the queue is empty", err=True)

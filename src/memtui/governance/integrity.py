@@ -227,3 +227,33 @@ def refuse_if_tampered(connection: Connection, memory_ids: Iterable[str]) -> Non
     findings = verify_memories(connection, memory_ids)
     if findings:
         raise TamperedStore(findings)
+
+
+def export_findings(memories: list[dict], evidence: dict[str, list[dict]], history: list[dict],
+                    redacted: Iterable[str] = (), redaction: str | None = None) -> list[str]:
+    """The findings :func:`check_store` would report for a store export, before it is loaded.
+
+    ``memories``, ``evidence`` (per memory id) and ``history`` are rows as the store would hold them
+    (snake_case columns). A memory the export lists as ``redacted`` (blocked: its text withheld) must
+    carry exactly the ``redaction`` marker and a ``blocked`` event; its content hash cannot be
+    recomputed (its text is gone) and is not checked; everything else about it is.
+    """
+    redacted = set(redacted)
+    events: dict[str, list[dict]] = defaultdict(list)
+    for h in sorted(history, key=lambda h: (h["memory_id"], h["event_id"])):
+        events[h["memory_id"]].append(h)
+    out: list[str] = []
+    known = {m["memory_id"] for m in memories}
+    for mid in sorted(set(events) - known):
+        out.append(f"{mid}: history event {events[mid][0]['event_id']} names a memory that is not in the export")
+    for m in sorted(memories, key=lambda m: m["memory_id"]):
+        mid = m["memory_id"]
+        evs = events.get(mid, [])
+        if mid in redacted:
+            if m["statement"] != redaction or not any(e["to_state"] == "blocked" for e in evs):
+                out.append(f"{mid}: listed as redacted but its statement is not the redaction marker "
+                           "or it was never blocked")
+            out += chain_findings(mid, m["state"], m.get("content_hash"), None, evs)
+            continue
+        out += _memory_findings(m, evs, evidence.get(mid, []), [], None)
+    return out
