@@ -83,7 +83,7 @@ def default_scanner() -> Scanner | None:
 def _rows_by_memory(conn: Connection, table: sa.Table, ids: list[str], order: list) -> dict[str, list]:
     out: dict[str, list] = defaultdict(list)
     for r in conn.execute(sa.select(table).where(table.c.memory_id.in_(ids)).order_by(*order)).mappings():
-        out[r["memory_id"]].append(r)
+        out[r["memory_id"]].append(dict(r))
     return out
 
 
@@ -95,7 +95,7 @@ def _memory_batches(conn: Connection, where=None) -> Iterator[list]:
             q = q.where(where)
         if after is not None:
             q = q.where(_M.c.memory_id > after)
-        rows = list(conn.execute(q.order_by(_M.c.memory_id).limit(BATCH)).mappings())
+        rows = [dict(r) for r in conn.execute(q.order_by(_M.c.memory_id).limit(BATCH)).mappings()]
         if not rows:
             return
         yield rows
