@@ -271,3 +271,24 @@ def test_import_store_refuses_a_redaction_claim_that_was_never_blocked(demo_expo
     demo_export["redacted"] = [ACTIVE]
     with pytest.raises(ExportError, match=f"{ACTIVE}: listed as redacted"):
         import_json_store(sqlite_engine, demo_export, LOADER)
+
+
+def test_a_blocked_memory_travels_redacted_and_checks_clean(tmp_path, store_url):
+    from sqlmodel import Session
+
+    from memtui.review.lifecycle import transition
+
+    src = open_store(str(tmp_path / "source.db"))
+    set_up_demo(src, tmp_path / "work", LOADER)
+    with Session(src) as session, session.begin():
+        transition(session, "mem_staging_payment_key", "blocked", LEAD, reason="holds a key")
+    data = json.loads(json.dumps(export_json(src)))
+    src.dispose()
+    assert data["redacted"] == ["mem_staging_payment_key"]
+    target = open_store(store_url)
+    import_json_store(target, data, LOADER)
+    assert_intact(target)
+    last = ReviewService(target).history("mem_staging_payment_key")[-1]
+    assert (last.from_state, last.to_state, last.actor_id) == ("blocked", "blocked", "loader")
+    assert "redacted" in last.reason
+    target.dispose()

@@ -235,7 +235,9 @@ def export_json(engine: Engine) -> dict:
     native shape lacks, per memory id), ``evidence`` (every evidence row, with revalidation's
     ``current*`` fields), ``history`` (every state-history event) and ``tables`` (every other table:
     usage and harm events, revalidation results, jobs, duplicate clusters, conflicts, compaction
-    proposals, decisions). Blocked memory — blocked now or ever — is exported redacted.
+    proposals, decisions). Blocked memory — blocked now or ever — is exported redacted. The history
+    carries its chained hashes and ``memoryExtras`` each memory's ``contentHash`` (issue 9), so
+    ``import-store`` can verify the file.
     """
     from memtui.store.engine import current_revision
 
@@ -313,8 +315,12 @@ def import_json_store(engine: Engine, data: dict, actor: Actor) -> dict[str, int
     Memories are validated by the native importer's record validation; their extra columns, the
     evidence rows (ids, revalidation's ``current*`` fields), the history events and every other table
     are restored verbatim. Nothing new is added to any memory's history; the load itself is recorded
-    as one ``import_store`` job row by ``actor``. Returns counts per kind. Raises :class:`ExportError`
-    (nothing written) for a non-empty store, a file that is not an export, or an invalid record.
+    as one ``import_store`` job row by ``actor``. Before anything is written the export is verified as
+    ``memtui check`` verifies a store (issue 9): a forged state, statement, scope or history event, or
+    missing history, is refused naming the memory. A redacted (blocked) memory arrives without its
+    text, so it alone gets one history note saying so. Returns counts per kind. Raises
+    :class:`ExportError` (nothing written) for a non-empty store, a file that is not an export, an
+    invalid record, or a forged or inconsistent export.
     """
     from memtui.importers.native import RecordError, parse_record
     from memtui.importers.reader import RawRecord
