@@ -181,3 +181,30 @@ def test_sqlite_store_waits_for_a_busy_writer(tmp_path):
     with engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
     engine.dispose()
+
+
+async def test_the_queue_decides_against_the_version_it_showed(sqlite_engine):
+    """The TUI passes the version of the row on screen: a memory changed meanwhile is refused, naming who."""
+    from pathlib import Path
+
+    from memtui.app import MemtuiApp
+
+    import_files(sqlite_engine, [Path(__file__).parent / "data" / "queue.yaml"], Actor("human", "loader"))
+    app = MemtuiApp(sqlite_engine, Actor("human", "reviewer-7", "reviewer"))
+    async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.press("j", "j")  # mem_registry, shown at version 1
+        await pilot.pause()
+        ReviewService(sqlite_engine).decide("mem_registry", "needs-review", ANN)  # another reviewer, meanwhile
+        await pilot.press("a")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any(m.startswith("mem_registry changed by human:ann at 2026-11-30T12:00:00Z: look again")
+                   for m in messages), messages
+    svc = ReviewService(sqlite_engine)
+    assert svc.detail("mem_registry").state == "needs_review"
+    assert [e.actor_id for e in svc.history("mem_registry")] == ["loader", "ann"]
+    assert check_store(sqlite_engine).findings == ()

@@ -56,8 +56,16 @@ def _url(engine) -> str:
 
 # ---- the chain is written on every path ------------------------------------------------------
 
-def test_check_is_clean_on_the_demo_store(demo):
-    result = CliRunner().invoke(memtui_app, ["check", "--db", _url(demo)])
+def test_check_is_clean_on_the_demo_store(engine, tmp_path):
+    """`memtui demo --no-tui` (sample repository, import, maintenance), then `memtui check`: exit 0."""
+    url = _url(engine)
+    out = CliRunner().invoke(memtui_app, ["demo", "--no-tui", "--workdir", str(tmp_path / "work"), "--db", url,
+                                          "--actor", "loader", "--role", "lead"])
+    assert out.exit_code == 0, out.output
+    demo = engine
+    with demo.connect() as conn:  # maintenance ran: memories were changed after their import
+        assert conn.execute(sa.text("SELECT count(*) FROM memory_state_history WHERE from_state IS NOT NULL")).scalar() > 5
+    result = CliRunner().invoke(memtui_app, ["check", "--db", url])
     assert result.exit_code == 0, result.output
     assert "clean" in result.output
     with demo.connect() as conn:
