@@ -405,6 +405,7 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
             ranked.append((-rel, -score, m.memory_id, item, _subject(m, ev, [task_original.get(s, s) for s in shared])))
         ranked.sort(key=lambda t: (t[0], t[1], t[2]))
         included = [t[3] for t in ranked[:limit]]
+        _refuse_if_tampered(session, [i.memory_id for i in included])
         for t in ranked[limit:]:
             item = t[3]
             excluded.append(ExcludedMemory(item.memory_id, item.type, "active", "over_limit", ("over_limit",),
@@ -432,6 +433,16 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
                             .values(last_used_at=now))
         return RecallPack(pack_id, task, rscope, limit, now, tuple(included), tuple(excluded),
                           summarize(excluded, limit), tuple(usage_ids))
+
+
+def _refuse_if_tampered(session: Session, memory_ids: list[str]) -> None:
+    """Never publish memory whose history does not hold (issue 9, item 4): RecallError naming them."""
+    from memtui.governance.integrity import TamperedStore, refuse_if_tampered
+
+    try:
+        refuse_if_tampered(session.connection(), memory_ids)
+    except TamperedStore as exc:
+        raise RecallError(str(exc)) from None
 
 
 # ---- summary and output ---------------------------------------------------------------------

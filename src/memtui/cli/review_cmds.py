@@ -19,6 +19,8 @@ def decide(
     memory_id: Annotated[str, typer.Argument(help="The memory to decide on.")],
     decision: Annotated[str, typer.Argument(help="approve | reject | needs-review | archive")],
     comment: Annotated[Optional[str], typer.Option("--comment", help="Why; kept on the history event.")] = None,
+    expect_version: Annotated[Optional[int], typer.Option(
+        "--expect-version", help="The version you looked at (memtui show); refused if the memory changed since.")] = None,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Record a reviewer decision (one transaction with its history event)."""
@@ -33,7 +35,8 @@ def decide(
         raise _fail(f"unknown decision {decision!r}; use approve, reject, needs-review or archive", 2)
     engine = _engine(db)
     try:
-        out = ReviewService(engine).decide(memory_id, dec, _actor(actor, role, engine), comment=comment)
+        out = ReviewService(engine).decide(memory_id, dec, _actor(actor, role, engine), comment=comment,
+                                           expected_version=expect_version)
     except (LifecycleError, MemoryNotFound) as exc:
         raise _fail(str(exc))
     _echo(f"{out.memory_id}: {out.from_state} -> {out.to_state} (event {out.event_id})")
@@ -240,6 +243,7 @@ def edit(
     moved paths and points the moved references at their new paths. The memory keeps its state:
     approve it afterwards."""
     from memtui.domain.invariants import LifecycleError
+    from memtui.review.lifecycle import MemoryNotFound
     from memtui.review.service import ReviewService
 
     if proposed == (text is not None):
@@ -248,6 +252,6 @@ def edit(
         engine = _engine(db)
         out = ReviewService(engine).edit_statement(memory_id, _actor(actor, role, engine), text=text,
                                                         proposed=proposed, expected_version=expect_version)
-    except LifecycleError as exc:
+    except (LifecycleError, MemoryNotFound) as exc:
         raise _fail(str(exc))
     _echo(f"{memory_id}: statement edited (event {out})")

@@ -120,6 +120,8 @@ def export_agents_md(engine: Engine, scope: str, *, eligible_only: bool = True, 
             left_out.append(f"{m.memory_id} ({', '.join(el.reasons)})")
             continue
         groups[m.type].append((m, ev))
+    with engine.connect() as conn:  # never publish memory whose history does not hold (issue 9)
+        _refuse_if_tampered(conn, [m.memory_id for ms in groups.values() for m, _ev in ms])
     order = [t for t in TYPE_TITLES if t in groups] + sorted(t for t in groups if t not in TYPE_TITLES)
     count = sum(len(v) for v in groups.values())
     lines = [f"<!-- memtui export: {rscope.label}; {count} active {'memory' if count == 1 else 'memories'}; "
@@ -136,6 +138,16 @@ def export_agents_md(engine: Engine, scope: str, *, eligible_only: bool = True, 
     if left_out:
         lines += ["", f"<!-- memtui export: left out until reviewed: {'; '.join(left_out)} -->"]
     return visible("\n".join(lines) + "\n")  # ids and scope too: no escape sequence is published (issue 9)
+
+
+def _refuse_if_tampered(conn, memory_ids: list[str]) -> None:
+    from memtui.governance.integrity import TamperedStore, refuse_if_tampered
+    from memtui.recall import RecallError
+
+    try:
+        refuse_if_tampered(conn, memory_ids)
+    except TamperedStore as exc:
+        raise RecallError(str(exc)) from None
 
 
 def parse_agents_md(text: str) -> list[tuple[str, str]]:
@@ -160,7 +172,7 @@ _SPECIAL_TABLES = ("repository", "memory", "evidence", "memory_state_history")
 #: Memory columns the native record shape does not carry; exported beside it and restored verbatim.
 _MEMORY_EXTRAS = ("proposer_type", "proposer_id", "failure_class", "failure_type", "promotion_status",
                   "requires_human_review", "root_cause_summary", "verification_probe", "source_action_ids",
-                  "import_hash", "import_source", "version")
+                  "import_hash", "import_source", "version", "content_hash")
 #: Evidence columns the native record shape does not carry (revalidation's findings), restored verbatim.
 _EVIDENCE_EXTRAS = ("evidence_id", "ordinal", "current_path", "current_line_start", "current_line_end",
                     "current_commit", "reason_code", "status_reason")
@@ -228,8 +240,10 @@ def export_json(engine: Engine, viewer: Actor | None = None) -> dict:
     native shape lacks, per memory id), ``evidence`` (every evidence row, with revalidation's
     ``current*`` fields), ``history`` (every state-history event) and ``tables`` (every other table:
     usage and harm events, revalidation results, jobs, duplicate clusters, conflicts, compaction
-    proposals, decisions). Blocked memory — blocked now or ever — is exported redacted. ``viewer``:
-    only the memory that actor may see (:func:`memtui.governance.visibility.narrow_export`).
+    proposals, decisions). Blocked memory — blocked now or ever — is exported redacted. The history
+    carries its chained hashes and ``memoryExtras`` each memory's ``contentHash`` (issue 9), so
+    ``import-store`` can verify the file. ``viewer``: only the memory that actor may see
+    (:func:`memtui.governance.visibility.narrow_export`).
     """
     from memtui.store.engine import current_revision
 
@@ -310,8 +324,12 @@ def import_json_store(engine: Engine, data: dict, actor: Actor) -> dict[str, int
     Memories are validated by the native importer's record validation; their extra columns, the
     evidence rows (ids, revalidation's ``current*`` fields), the history events and every other table
     are restored verbatim. Nothing new is added to any memory's history; the load itself is recorded
-    as one ``import_store`` job row by ``actor``. Returns counts per kind. Raises :class:`ExportError`
-    (nothing written) for a non-empty store, a file that is not an export, or an invalid record.
+    as one ``import_store`` job row by ``actor``. Before anything is written the export is verified as
+    ``memtui check`` verifies a store (issue 9): a forged state, statement, scope or history event, or
+    missing history, is refused naming the memory. A redacted (blocked) memory arrives without its
+    text, so it alone gets one history note saying so. Returns counts per kind. Raises
+    :class:`ExportError` (nothing written) for a non-empty store, a file that is not an export, an
+    invalid record, or a forged or inconsistent export.
     """
     from memtui.importers.native import RecordError, parse_record
     from memtui.importers.reader import RawRecord
@@ -325,8 +343,6 @@ def import_json_store(engine: Engine, data: dict, actor: Actor) -> dict[str, int
                               "(use `memtui import` to add records to an existing one)")
         repos = [_to_row(Repository.__table__, r, f"repositories[{i}]")
                  for i, r in enumerate(data.get("repositories", []))]
-        if repos:
-            session.execute(sa.insert(Repository.__table__), repos)
         counts["repositories"] = len(repos)
 
         extras = data.get("memoryExtras", {})
@@ -355,16 +371,20 @@ def import_json_store(engine: Engine, data: dict, actor: Actor) -> dict[str, int
                 evidence_rows.append(erow)
         if ev_rows:
             raise ExportError(f"evidence rows for unknown memory {sorted(ev_rows)[0]!r}")
+        history = [_to_row(StateHistory.__table__, h, f"history[{i}]") for i, h in enumerate(data.get("history", []))]
+        redacted = _verify_export(memory_rows, evidence_rows, history, data.get("redacted", []))
+        if repos:
+            session.execute(sa.insert(Repository.__table__), repos)
         if memory_rows:
             session.execute(sa.insert(Memory.__table__), memory_rows)
         if evidence_rows:
             session.execute(sa.insert(Evidence.__table__), evidence_rows)
         counts["memories"], counts["evidence"] = len(memory_rows), len(evidence_rows)
 
-        history = [_to_row(StateHistory.__table__, h, f"history[{i}]") for i, h in enumerate(data.get("history", []))]
         if history:
             session.execute(sa.insert(StateHistory.__table__), history)
         counts["history"] = len(history)
+        _reseal_redacted(session, redacted, actor)
 
         tables = data.get("tables", {})
         known = {t.name: t for t in _other_tables()}
@@ -384,6 +404,32 @@ def import_json_store(engine: Engine, data: dict, actor: Actor) -> dict[str, int
                                             "schemaRevision": data.get("schemaRevision"), "counts": dict(counts)},
                                    started_at=now, completed_at=now))
     return counts
+
+
+def _verify_export(memory_rows: list[dict], evidence_rows: list[dict], history: list[dict],
+                   redacted: list[str]) -> list[str]:
+    """Refuse (ExportError naming the memories) an export whose history does not hold, as `memtui check`
+    would find it in a store (issue 9, item 4). Returns the redacted memory ids that will be loaded."""
+    from memtui.governance.integrity import export_findings
+
+    evidence: dict[str, list[dict]] = defaultdict(list)
+    for e in evidence_rows:
+        evidence[e["memory_id"]].append(e)
+    findings = export_findings(memory_rows, evidence, history, redacted, REDACTED)
+    if findings:
+        shown = "\n  ".join(findings[:20]) + (f"\n  and {len(findings) - 20} more" if len(findings) > 20 else "")
+        raise ExportError(f"the export is forged or inconsistent; nothing was loaded:\n  {shown}")
+    present = {m["memory_id"] for m in memory_rows}
+    return sorted(set(redacted) & present)
+
+
+def _reseal_redacted(session: Session, redacted: list[str], actor: Actor) -> None:
+    """A redacted memory arrives without its text: a history note says so and seals the new content."""
+    from memtui.review.lifecycle import record_note
+
+    for mid in redacted:
+        record_note(session, session.get(Memory, mid), actor,
+                    "loaded from a store export with its text redacted (blocked memory)")
 
 
 def _advance_sequences(session: Session) -> None:

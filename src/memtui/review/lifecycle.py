@@ -13,6 +13,7 @@ from memtui.clock import new_event_id, utcnow
 from memtui.domain.invariants import (Actor, EvidenceFacts, MemoryFacts, ScopeRefused, check_actor_scope,
                                       check_transition)
 from memtui.domain.states import LIVE_STATES, State
+from memtui.review import chain
 from memtui.store.models import Evidence, Memory, StateHistory
 
 
@@ -94,6 +95,7 @@ def transition(
     if evidence is None:
         evidence = load_evidence(session, memory.memory_id)
     _audited(session, actor, check_transition, facts_of(memory, evidence), to, actor, undo=compensates is not None)
+    chain.watch(session)  # the event and the memory are sealed at flush (issue 9)
     now = utcnow()
     event = StateHistory(
         event_id=new_event_id(),
@@ -122,7 +124,7 @@ def transition(
 
 
 def create_memory(session: Session, memory: Memory, evidence: list[Evidence], actor: Actor,
-                  reason: str) -> StateHistory:
+                  reason: str, *, decision_id: str | None = None) -> StateHistory:
     """Add a new memory, its evidence and its first history event (``None`` -> initial state).
 
     The initial state is the record's own (an import carries state it had elsewhere). A record
@@ -160,8 +162,11 @@ def create_memory(session: Session, memory: Memory, evidence: list[Evidence], ac
         actor_type=actor.type,
         actor_id=actor.id,
         actor_role=actor.role if actor.type == "human" else None,
+        decision_id=decision_id,
         created_at=utcnow(),
     )
+    chain.watch(session)
+    chain.seal_first_event(memory, event)  # sealed before the first insert: no second write of the row
     session.add(memory)
     session.flush()  # the memory row first: evidence and history refer to it
     session.add_all(evidence)
@@ -174,8 +179,10 @@ def record_note(session: Session, memory: Memory, actor: Actor, reason: str, *,
                 compensates: str | None = None) -> StateHistory:
     """Write a history event that changes no state (from = to = the current state): the audit
     trail of a change to something else about the memory (its text, scope, evidence, conflict).
-    Raises ScopeRefused when a human changes memory outside its scopes."""
+    Raises ScopeRefused when a human changes memory outside its scopes. The memory's content hash
+    is resealed to the note at flush (issue 9)."""
     _audited(session, actor, check_actor_scope, facts_of(memory, []), actor)
+    chain.watch(session)
     event = StateHistory(
         event_id=new_event_id(), memory_id=memory.memory_id, from_state=memory.state, to_state=memory.state,
         reason=reason, actor_type=actor.type, actor_id=actor.id,

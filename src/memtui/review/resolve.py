@@ -348,10 +348,7 @@ class ResolveService:
                     evidence.append(Evidence(memory_id=new_id, ordinal=len(evidence),
                                              **{f: getattr(e, f) for f in _COPY_FIELDS}))
             create_memory(session, new, evidence, actor, reason=f"compaction {proposal_id} accepted: "
-                          f"{', '.join(proposal.members)}")
-            for ev in session.exec(select(StateHistory).where(StateHistory.memory_id == new_id)):
-                ev.decision_id = decision.decision_id
-                session.add(ev)
+                          f"{', '.join(proposal.members)}", decision_id=decision.decision_id)
             changes: dict[str, tuple[str, str]] = {}
             if activate:
                 transition(session, new, "active", actor, reason=f"compaction {proposal_id} accepted",

@@ -18,6 +18,7 @@ from memtui.domain.decisions import Decision, review_state_after, target_state
 from memtui.domain.invariants import Actor, LifecycleError
 from memtui.domain.states import ALL_STATES, QUEUE_STATES
 from memtui.governance.visibility import can_see, restrict
+from memtui.review.concurrency import changed_by, changed_by_now, retry_when_outraced
 from memtui.review.lifecycle import MemoryNotFound, load_evidence, transition
 from memtui.review.resolve import RETIRED_STATES, close_conflicts_of_retired
 from memtui.review.views import (
@@ -80,6 +81,7 @@ class ReviewService:
         return m
 
     # ---- decisions -------------------------------------------------------------------------
+    @retry_when_outraced
     def decide(self, memory_id: str, decision: Decision | str, actor: Actor,
                comment: str | None = None, expected_version: int | None = None) -> DecisionOutcome:
         """Apply a reviewer decision (approve, reject, needs-review, archive) in one transaction.
@@ -95,10 +97,7 @@ class ReviewService:
                 if memory is None:
                     raise MemoryNotFound(memory_id)
                 if expected_version is not None and memory.version != expected_version:
-                    raise DecisionError(
-                        f"{memory_id} changed since you saw it (version {expected_version}, "
-                        f"now {memory.version}); look again before deciding"
-                    )
+                    raise DecisionError(changed_by(session, memory, expected_version))
                 if decision is Decision.REJECT and memory.state not in REJECTABLE_STATES:
                     raise DecisionError(f"{memory_id} is {memory.state}; only a memory waiting for a decision "
                                         "or in use can be rejected")
@@ -120,8 +119,9 @@ class ReviewService:
                     close_conflicts_of_retired(session, memory, actor, None)
                 return DecisionOutcome(event.event_id, memory_id, from_state, to.value)
         except StaleDataError as exc:
-            raise DecisionError(f"{memory_id} was changed by someone else meanwhile; look again") from exc
+            raise DecisionError(changed_by_now(self.engine, memory_id, expected_version)) from exc
 
+    @retry_when_outraced
     def edit_statement(self, memory_id: str, actor: Actor, *, text: str | None = None, proposed: bool = False,
                        expected_version: int | None = None) -> str:
         """Edit a memory's statement in one transaction and record it in the history (from = to state).
@@ -138,8 +138,7 @@ class ReviewService:
             if memory is None:
                 raise MemoryNotFound(memory_id)
             if expected_version is not None and memory.version != expected_version:
-                raise DecisionError(f"{memory_id} changed since you saw it (version {expected_version}, "
-                                    f"now {memory.version}); look again before editing")
+                raise DecisionError(changed_by(session, memory, expected_version))
             moved: list[Evidence] = []
             if proposed:
                 reval = session.get(Revalidation, memory_id)
@@ -216,6 +215,19 @@ class ReviewService:
                        StateHistory.event_id.not_in(undone))
                 .order_by(StateHistory.event_id.desc())
             ).first()
+
+    # ---- claims (issue 9: two reviewers never work the same item) ---------------------------
+    def claim_next(self, actor: Actor, n: int = 1, ttl_minutes: float = 30.0) -> list[str]:
+        """Claim the next ``n`` unclaimed queue items for ``actor`` (see :mod:`memtui.review.concurrency`)."""
+        from memtui.review.concurrency import claim_next
+
+        return claim_next(self.engine, actor.id, n, ttl_minutes)
+
+    def release(self, actor: Actor, memory_ids: list[str] | None = None) -> int:
+        """Give back ``actor``'s claims (all, or those on ``memory_ids``); returns how many."""
+        from memtui.review.concurrency import release
+
+        return release(self.engine, actor.id, memory_ids)
 
     # ---- queries ---------------------------------------------------------------------------
     def queue_count(self) -> int:

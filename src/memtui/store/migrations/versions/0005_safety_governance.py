@@ -65,6 +65,39 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('event_hash', sa.String(64), nullable=True))
     with op.batch_alter_table('memory', schema=None) as batch_op:
         batch_op.add_column(sa.Column('content_hash', sa.String(64), nullable=True))
+    _backfill_hashes(op.get_bind())
+
+
+def _backfill_hashes(conn) -> None:
+    """Chain the history a store already has (oldest event first, per memory) and seal each memory
+    to its last event, so `memtui check` is clean on an upgraded store (issue 9)."""
+    from memtui.domain.integrity import CONTENT_FIELDS, EVENT_FIELDS, content_hash, event_hash
+
+    hist = sa.table('memory_state_history', *[sa.column(c) for c in EVENT_FIELDS if c != 'created_at'],
+                    sa.column('created_at', sa.DateTime(timezone=True)), sa.column('prev_hash'),
+                    sa.column('event_hash'))
+    json_cols = ('applies_to', 'does_not_apply_to')
+    mem = sa.table('memory', *[sa.column(c, sa.JSON() if c in json_cols else None) for c in CONTENT_FIELDS],
+                   sa.column('content_hash'))
+    ids = [r[0] for r in conn.execute(sa.select(mem.c.memory_id).order_by(mem.c.memory_id))]
+    for i in range(0, len(ids), 1000):
+        chunk = ids[i:i + 1000]
+        heads: dict[str, str] = {}
+        updates = []
+        for e in conn.execute(sa.select(hist).where(hist.c.memory_id.in_(chunk))
+                              .order_by(hist.c.memory_id, hist.c.event_id)).mappings():
+            prev = heads.get(e['memory_id'], '')
+            h = event_hash(prev, e)
+            heads[e['memory_id']] = h
+            updates.append({'eid': e['event_id'], 'prev': prev, 'h': h})
+        if updates:
+            conn.execute(hist.update().where(hist.c.event_id == sa.bindparam('eid'))
+                         .values(prev_hash=sa.bindparam('prev'), event_hash=sa.bindparam('h')), updates)
+        seals = [{'mid': m['memory_id'], 'c': content_hash(m, heads.get(m['memory_id']))}
+                 for m in conn.execute(sa.select(mem).where(mem.c.memory_id.in_(chunk))).mappings()]
+        if seals:
+            conn.execute(mem.update().where(mem.c.memory_id == sa.bindparam('mid'))
+                         .values(content_hash=sa.bindparam('c')), seals)
 
 
 def downgrade() -> None:

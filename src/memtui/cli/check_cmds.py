@@ -1,0 +1,63 @@
+"""Integrity commands (issue 9): ``check`` (is the store what its history says?) and ``claim``."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from memtui.cli.common import ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine, _fail, app
+
+
+@app.command()
+def check(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    db: DbOpt = None,
+) -> None:
+    """Verify the store: states against history, the hash chain, content hashes, evidence and scope of
+    active memory, blocked memory, foreign keys, secrets in the clear. Exit 0 when clean, else one line
+    per finding naming the memory and exit 1."""
+    from memtui.governance.integrity import check_store, default_scanner
+
+    result = check_store(_engine(db), scanner=default_scanner())
+    if as_json:
+        _echo(json.dumps({"clean": result.clean, "memories": result.memories, "events": result.events,
+                          "secretsScanned": result.secrets_scanned, "findings": list(result.findings)},
+                         indent=2, ensure_ascii=False))
+    else:
+        for line in result.findings:
+            _echo(line)
+        summary = (f"checked {result.memories} memories and {result.events} history events: "
+                   + ("clean" if result.clean else f"{len(result.findings)} findings")
+                   + ("" if result.secrets_scanned else " (secret scan not available)"))
+        _echo(summary, err=True)
+    if not result.clean:
+        raise typer.Exit(1)
+
+
+@app.command()
+def claim(
+    n: Annotated[int, typer.Option("--n", help="How many queue items to claim.")] = 1,
+    ttl: Annotated[float, typer.Option("--ttl", help="Minutes until the claims expire.")] = 30.0,
+    release: Annotated[bool, typer.Option("--release", help="Give back your claims instead.")] = False,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Claim the next review queue items nobody else holds (one id a line), so two reviewers never
+    work the same item; claims expire after --ttl minutes."""
+    from memtui.review.service import ReviewService
+
+    if n < 1:
+        raise _fail(f"--n must be at least 1, not {n}", 2)
+    if ttl <= 0:
+        raise _fail(f"--ttl must be a positive number of minutes, not {ttl}", 2)
+    svc = ReviewService(_engine(db))
+    who = _actor(actor, role)
+    if release:
+        _echo(f"released {svc.release(who)} claims of {who.id}", err=True)
+        return
+    ids = svc.claim_next(who, n, ttl)
+    for mid in ids:
+        _echo(mid)
+    if not ids:
+        _echo("nothing to claim: every queue item is claimed or the queue is empty", err=True)

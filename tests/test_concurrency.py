@@ -1,0 +1,210 @@
+"""Decisions against the state the reviewer saw, and review claims (issue 9, item 3), on SQLite and PostgreSQL.
+
+Two real `memtui decide ID needs-review --expect-version N` processes race on one memory: exactly one
+wins, the other exits 1 with "changed by", and exactly one event is written. Two reviewers claiming
+from one queue never get the same item; claims expire.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import sqlalchemy as sa
+from typer.testing import CliRunner
+
+from memtui.cli import app as memtui_app
+from memtui.domain.invariants import Actor
+from memtui.governance.integrity import check_store
+from memtui.importers.native import import_files
+from memtui.review.service import DecisionError, ReviewService
+from memtui.store.engine import open_store
+
+RUNS = 10
+ANN = Actor("human", "ann", "reviewer")
+BOB = Actor("human", "bob", "reviewer")
+
+# the real CLI entry point, started at a common instant so both processes reach the store together
+RACER = """
+import sys, time
+start = float(sys.argv[1])
+from memtui.cli import main  # the imports happen before the wait
+sys.argv = ["memtui"] + sys.argv[2:]
+time.sleep(max(0.0, start - time.time()))
+main()
+"""
+
+
+def _candidates(engine, tmp_path, n: int) -> list[str]:
+    src = tmp_path / "candidates.yaml"
+    src.write_text("".join(
+        f"- memoryId: mem_race_{i:02d}\n  type: code_fact\n  statement: Race subject number {i}.\n"
+        f"  scope: {{tenantId: acme, repositoryId: order-service}}\n  state: candidate\n"
+        f"  evidence: [{{type: human, ref: 'note {i}'}}]\n" for i in range(n)))
+    report = import_files(engine, [src], Actor("human", "loader", "lead"))
+    assert len(report.imported) == n
+    return sorted(report.imported)
+
+
+def _events(engine, memory_id: str) -> int:
+    with engine.connect() as conn:
+        return conn.execute(sa.text("SELECT count(*) FROM memory_state_history WHERE memory_id = :m"),
+                            {"m": memory_id}).scalar()
+
+
+def test_two_processes_deciding_with_the_same_version_one_wins(engine, store_url, tmp_path):
+    ids = _candidates(engine, tmp_path, RUNS)
+    for mid in ids:
+        version = ReviewService(engine).detail(mid).version
+        start = time.time() + 2.5
+        procs = [subprocess.Popen([sys.executable, "-c", RACER, str(start), "decide", mid, "needs-review",
+                                   "--expect-version", str(version), "--db", store_url, "--actor", who],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for who in ("ann", "bob")]
+        results = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in procs]
+        codes = sorted(rc for rc, _o, _e in results)
+        assert codes == [0, 1], results
+        loser = next(err for rc, _o, err in results if rc == 1)
+        assert f"{mid} changed by human:" in loser and ": look again" in loser, loser
+        assert "locked" not in loser and "Traceback" not in loser
+        assert _events(engine, mid) == 2  # the import and exactly one decision
+        assert ReviewService(engine).detail(mid).state == "needs_review"
+    assert check_store(engine).findings == ()
+
+
+def test_a_stale_version_is_refused_naming_who_changed_it(engine, store_url, tmp_path):
+    (mid,) = _candidates(engine, tmp_path, 1)
+    svc = ReviewService(engine)
+    seen = svc.detail(mid).version
+    svc.decide(mid, "needs-review", ANN)
+    out = CliRunner().invoke(memtui_app, ["decide", mid, "approve", "--expect-version", str(seen),
+                                          "--db", store_url, "--actor", "bob"])
+    assert out.exit_code == 1
+    assert f"{mid} changed by human:ann at 2026-11-30T12:00:00Z: look again" in out.output
+    assert svc.detail(mid).state == "needs_review" and _events(engine, mid) == 2
+    out = CliRunner().invoke(memtui_app, ["edit", mid, "--text", "Other words.", "--expect-version", str(seen),
+                                          "--db", store_url, "--actor", "bob"])
+    assert out.exit_code == 1 and f"{mid} changed by human:ann" in out.output
+    assert svc.detail(mid).statement == "Race subject number 0."
+    now = svc.detail(mid).version
+    out = CliRunner().invoke(memtui_app, ["decide", mid, "approve", "--expect-version", str(now),
+                                          "--db", store_url, "--actor", "bob"])
+    assert out.exit_code == 0, out.output
+
+
+def test_the_optimistic_update_that_loses_says_changed_by(engine, tmp_path):
+    """The version check passed, then someone else committed before this UPDATE: StaleDataError -> changed by."""
+    from sqlmodel import Session
+
+    from memtui.review.lifecycle import transition
+    from memtui.store.models import Memory
+
+    (mid,) = _candidates(engine, tmp_path, 1)
+    with Session(engine) as session:
+        session.begin()
+        mine = session.get(Memory, mid)  # read version 1
+        ReviewService(engine).decide(mid, "needs-review", ANN)  # another reviewer commits meanwhile
+        transition(session, mine, "rejected", BOB, reason="reviewer decision: reject")
+        from sqlalchemy.orm.exc import StaleDataError
+
+        with pytest.raises(StaleDataError):
+            session.commit()
+    from memtui.review.concurrency import changed_by_now
+
+    assert changed_by_now(engine, mid, 1).startswith(f"{mid} changed by human:ann at ")
+    assert _events(engine, mid) == 2
+
+
+# ---- claims ----------------------------------------------------------------------------------
+
+def test_two_reviewers_claiming_never_share_an_item(engine, tmp_path):
+    ids = _candidates(engine, tmp_path, 40)
+    got: dict[str, list[str]] = {"ann": [], "bob": [], "cy": [], "di": []}
+    errors: list[BaseException] = []
+
+    def work(name: str) -> None:
+        svc = ReviewService(engine)
+        try:
+            while True:
+                claimed = svc.claim_next(Actor("human", name, "reviewer"), n=3, ttl_minutes=30)
+                if not claimed:
+                    return
+                got[name].extend(claimed)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in got]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    every = [m for claimed in got.values() for m in claimed]
+    assert len(every) == len(set(every)) == 40
+    assert set(every) == set(ids)
+    with engine.connect() as conn:
+        owners = dict(conn.execute(sa.text("SELECT memory_id, claimed_by FROM review_claim")).all())
+    assert owners == {m: name for name, claimed in got.items() for m in claimed}
+
+
+def test_claims_follow_the_queue_order_and_expire(engine, store_url, tmp_path, monkeypatch):
+    ids = _candidates(engine, tmp_path, 3)
+    svc = ReviewService(engine)
+    svc.decide(ids[2], "needs-review", ANN)  # needs_review comes first in the queue
+    assert svc.claim_next(ANN, n=2, ttl_minutes=10) == [ids[2], ids[0]]
+    assert svc.claim_next(BOB, n=5, ttl_minutes=10) == [ids[1]]
+    assert svc.claim_next(BOB, n=5, ttl_minutes=10) == []
+    monkeypatch.setenv("MEMTUI_NOW", "2026-11-30T12:10:01Z")  # every claim ran out: all come back, in queue order
+    assert svc.claim_next(BOB, n=5, ttl_minutes=10) == [ids[2], ids[0], ids[1]]
+    out = CliRunner().invoke(memtui_app, ["claim", "--n", "2", "--db", store_url, "--actor", "cy"])
+    assert out.exit_code == 0 and out.stdout == ""
+    assert "nothing to claim" in out.output
+    assert svc.release(BOB, [ids[0]]) == 1
+    out = CliRunner().invoke(memtui_app, ["claim", "--n", "2", "--ttl", "5", "--db", store_url, "--actor", "cy"])
+    assert out.exit_code == 0 and out.stdout.split() == [ids[0]]
+    out = CliRunner().invoke(memtui_app, ["claim", "--n", "0", "--db", store_url])
+    assert out.exit_code == 2
+
+
+def test_a_decision_error_is_a_decision_error(engine, tmp_path):
+    (mid,) = _candidates(engine, tmp_path, 1)
+    with pytest.raises(DecisionError, match="changed by human:loader"):
+        ReviewService(engine).decide(mid, "approve", ANN, expected_version=7)
+
+
+def test_sqlite_store_waits_for_a_busy_writer(tmp_path):
+    """A second writer waits for the first instead of failing with "database is locked"."""
+    engine = open_store(str(tmp_path / "busy.db"))
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
+    engine.dispose()
+
+
+async def test_the_queue_decides_against_the_version_it_showed(sqlite_engine):
+    """The TUI passes the version of the row on screen: a memory changed meanwhile is refused, naming who."""
+    from pathlib import Path
+
+    from memtui.app import MemtuiApp
+
+    import_files(sqlite_engine, [Path(__file__).parent / "data" / "queue.yaml"], Actor("human", "loader"))
+    app = MemtuiApp(sqlite_engine, Actor("human", "reviewer-7", "reviewer"))
+    async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.press("j", "j")  # mem_registry, shown at version 1
+        await pilot.pause()
+        ReviewService(sqlite_engine).decide("mem_registry", "needs-review", ANN)  # another reviewer, meanwhile
+        await pilot.press("a")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any(m.startswith("mem_registry changed by human:ann at 2026-11-30T12:00:00Z: look again")
+                   for m in messages), messages
+    svc = ReviewService(sqlite_engine)
+    assert svc.detail("mem_registry").state == "needs_review"
+    assert [e.actor_id for e in svc.history("mem_registry")] == ["loader", "ann"]
+    assert check_store(sqlite_engine).findings == ()
