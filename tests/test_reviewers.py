@@ -500,3 +500,12 @@ def test_proposal_listings_show_only_memory_inside_the_scopes(store):
     ann = memtui(url, "quality", "--json", "--actor", "ann")
     assert json.loads(ann.stdout) == []
     assert len(json.loads(memtui(url, "quality", "--json", "--actor", "eve").stdout)) == 5
+
+
+def test_claims_only_reach_memory_inside_the_reviewers_scopes(governed):
+    url, _engine = governed
+    res = memtui(url, "claim", "--n", "10", "--actor", "ann")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.split() == ["mem_adr", "mem_conv"]  # both candidates of acme/order-service; not mem_bill
+    res = memtui(url, "claim", "--n", "10", "--actor", "lee")
+    assert res.stdout.split() == ["mem_bill"]

@@ -51,8 +51,9 @@ def claim(
         raise _fail(f"--n must be at least 1, not {n}", 2)
     if ttl <= 0:
         raise _fail(f"--ttl must be a positive number of minutes, not {ttl}", 2)
-    svc = ReviewService(_engine(db))
-    who = _actor(actor, role)
+    engine = _engine(db)
+    who = _actor(actor, role, engine)
+    svc = ReviewService(engine, viewer=who)
     if release:
         _echo(f"released {svc.release(who)} claims of {who.id}", err=True)
         return

@@ -91,16 +91,17 @@ def _upsert(dialect: str):
     return insert
 
 
-def claim_next(engine: Engine, actor_id: str, n: int = 1, ttl_minutes: float = 30.0) -> list[str]:
+def claim_next(engine: Engine, actor_id: str, n: int = 1, ttl_minutes: float = 30.0, viewer=None) -> list[str]:
     """Claim up to ``n`` queue items (queue order: needs_review, challenged, candidate, approved; then id)
-    that nobody holds an unexpired claim on; returns their ids. Raises ValueError for n < 1 or ttl <= 0."""
+    that nobody holds an unexpired claim on and ``viewer`` (an Actor; None: anyone) may see; returns
+    their ids. Raises ValueError for n < 1 or ttl <= 0."""
     if n < 1:
         raise ValueError(f"n must be at least 1, not {n}")
     if ttl_minutes <= 0:
         raise ValueError(f"the claim's time to live must be positive, not {ttl_minutes}")
     for attempt in range(20):
         try:
-            return _claim_once(engine, actor_id, n, ttl_minutes)
+            return _claim_once(engine, actor_id, n, ttl_minutes, viewer)
         except sa.exc.OperationalError as exc:
             if not is_lock_conflict(exc) or attempt == 19:
                 raise
@@ -108,7 +109,9 @@ def claim_next(engine: Engine, actor_id: str, n: int = 1, ttl_minutes: float = 3
     return []  # pragma: no cover
 
 
-def _claim_once(engine: Engine, actor_id: str, n: int, ttl_minutes: float) -> list[str]:
+def _claim_once(engine: Engine, actor_id: str, n: int, ttl_minutes: float, viewer) -> list[str]:
+    from memtui.governance.visibility import memory_clause
+
     now = utcnow()
     expires = now + timedelta(minutes=ttl_minutes)
     rank = sa.case({s.value: i for i, s in enumerate(QUEUE_STATES)}, value=_M.c.state)
@@ -118,6 +121,9 @@ def _claim_once(engine: Engine, actor_id: str, n: int, ttl_minutes: float) -> li
         dialect = conn.dialect.name
         q = (sa.select(_M.c.memory_id).where(_M.c.state.in_([s.value for s in QUEUE_STATES]), ~held)
              .order_by(rank, _M.c.memory_id).limit(n))
+        visible = memory_clause(session, viewer)
+        if visible is not None:  # only memory inside the reviewer's scopes (issue 9 item 2)
+            q = q.where(visible)
         if dialect == "postgresql":
             q = q.with_for_update(skip_locked=True, of=_M)
         picked = [r[0] for r in conn.execute(q)]

@@ -221,7 +221,7 @@ class ReviewService:
         """Claim the next ``n`` unclaimed queue items for ``actor`` (see :mod:`memtui.review.concurrency`)."""
         from memtui.review.concurrency import claim_next
 
-        return claim_next(self.engine, actor.id, n, ttl_minutes)
+        return claim_next(self.engine, actor.id, n, ttl_minutes, viewer=self.viewer or actor)
 
     def release(self, actor: Actor, memory_ids: list[str] | None = None) -> int:
         """Give back ``actor``'s claims (all, or those on ``memory_ids``); returns how many."""
