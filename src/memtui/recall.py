@@ -27,7 +27,7 @@ from sqlmodel import Session, func, select
 
 from memtui.clock import iso, new_event_id, utcnow
 from memtui.domain.invariants import Actor
-from memtui.domain.quality import _IDENTIFIER, QualityInput, eligibility, quality
+from memtui.domain.quality import _IDENTIFIER, eligibility, quality, quality_input
 from memtui.review.views import EvidenceView
 from memtui.store.models import Evidence, HarmEvent, Memory, Repository, Revalidation, UsageEvent
 from memtui.text import visible
@@ -320,14 +320,6 @@ def _load_pool(session: Session, scope: RecallScope, viewer: Actor | None = None
         for r in session.exec(select(Revalidation).where(Revalidation.memory_id.in_(chunk))):
             reval[r.memory_id] = r
     return memories, evidence, usage, harm, reval
-
-
-def quality_input(m: Memory, evidence: list[Evidence], usage: Counter | None = None, harm: int = 0) -> QualityInput:
-    """The :class:`QualityInput` of a memory row (as :func:`memtui.maintenance.assess.quality_inputs` builds it)."""
-    usage = usage or Counter()
-    return QualityInput(m.memory_id, m.statement, m.state, m.confidence, m.review_state, m.conflict_state,
-                        m.repository_id, m.module_path, tuple((e.type, e.status) for e in evidence),
-                        usage.get("positive", 0), usage.get("negative", 0), harm, m.state == "blocked")
 
 
 def _document(m: Memory) -> str:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from memtui.domain.invariants import LifecycleError
 from memtui.domain.states import State
+
+
+class DecisionError(LifecycleError):
+    """A decision or undo that cannot be carried out; the message says why."""
 
 
 class Decision(StrEnum):

@@ -7,6 +7,7 @@ rounded to 2 decimals so reports are stable.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 #: Weights of the factors in the overall score (they sum to 1).
@@ -129,3 +130,12 @@ def eligibility(q: QualityInput, *, scope_repository: str | None = None, scope_m
     if q.review_state == "approved":
         ok.append("approved")
     return Eligibility(not bad, tuple(bad) if bad else tuple(ok))
+
+
+def quality_input(m, evidence, usage: Counter | None = None, harm: int = 0) -> QualityInput:
+    """The :class:`QualityInput` of a memory row and its evidence rows (any objects with those
+    attributes; as :func:`memtui.maintenance.assess.quality_inputs` builds it)."""
+    usage = usage or Counter()
+    return QualityInput(m.memory_id, m.statement, m.state, m.confidence, m.review_state, m.conflict_state,
+                        m.repository_id, m.module_path, tuple((e.type, e.status) for e in evidence),
+                        usage.get("positive", 0), usage.get("negative", 0), harm, m.state == "blocked")

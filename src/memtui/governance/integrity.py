@@ -128,7 +128,7 @@ def _secret_findings(mid: str, m, evidence: list, events: list, scan: Scanner) -
 
 def _memory_findings(m, events: list, evidence: list, secret_types: list[str], scan: Scanner | None) -> list[str]:
     from memtui.domain.quality import eligibility
-    from memtui.recall import quality_input
+    from memtui.domain.quality import quality_input
 
     mid = m["memory_id"]
     out = chain_findings(mid, m["state"], m["content_hash"], m, events)

@@ -26,7 +26,8 @@ from sqlmodel import Session, SQLModel, select
 from memtui.clock import iso, new_event_id, utcnow
 from memtui.domain.invariants import Actor
 from memtui.domain.quality import eligibility
-from memtui.recall import quality_input, resolve_scope
+from memtui.domain.quality import quality_input
+from memtui.recall import resolve_scope
 from memtui.store.models import Evidence, MaintenanceJob, Memory, Repository, StateHistory
 from memtui.text import visible
 

@@ -67,7 +67,7 @@ def retry_when_outraced(method):
 
     @functools.wraps(method)
     def wrapper(self, memory_id, *args, **kwargs):
-        from memtui.review.service import DecisionError
+        from memtui.domain.decisions import DecisionError
 
         for attempt in range(40):
             try:

@@ -14,8 +14,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, func, select
 
-from memtui.domain.decisions import Decision, review_state_after, target_state
-from memtui.domain.invariants import Actor, LifecycleError
+from memtui.domain.decisions import Decision, DecisionError, review_state_after, target_state
+from memtui.domain.invariants import Actor
 from memtui.domain.states import ALL_STATES, QUEUE_STATES
 from memtui.governance.visibility import can_see, restrict
 from memtui.review.concurrency import changed_by, changed_by_now, retry_when_outraced
@@ -46,10 +46,6 @@ class MemoryOutOfScope(MemoryNotFound):
 
     def __str__(self) -> str:
         return self.args[0]
-
-
-class DecisionError(LifecycleError):
-    """A decision or undo that cannot be carried out; the message says why."""
 
 
 def _scope(m: Memory) -> ScopeView:
