@@ -21,11 +21,14 @@ from pathlib import Path
 from memtui.safety.secrets import SCANNER_VERSION, find_secrets
 
 MIRRORS = Path("/work/.mirror")
+#: looked at while tuning (the first five were the tuning half; the next five were meant to be blind,
+#: but the first run printed their flags, so they count as tuned and a fresh blind half replaced them)
 TUNED = ["steveyegge/beads", "anthropics/claude-code-action", "coleam00/Archon", "inspirepan/klaude-code",
-         "kagent-dev/kagent"]
-#: frozen before tuning: never looked at while choosing the detectors' settings
-SECRETS_BLIND = ["bytedance/deer-flow", "maybe-finance/maybe", "modelcontextprotocol/inspector",
-                 "browser-use/browser-use", "containers/kubernetes-mcp-server"]
+         "kagent-dev/kagent", "bytedance/deer-flow", "maybe-finance/maybe", "modelcontextprotocol/inspector",
+         "browser-use/browser-use", "containers/kubernetes-mcp-server"]
+#: frozen before tuning: its flags are never printed (``--show`` prints the tuned half's only)
+SECRETS_BLIND = ["tursodatabase/turso", "apache/hertzbeat", "0-AI-UG/zero-agent", "0-don/InvoiceShelf",
+                 "0000005/WeAgentChat", "000Alex00/Gitea-Agent", "0-sayed/wallet"]
 MEMORY_FILE = re.compile(r"(^|/)(CLAUDE(\.local)?\.md|AGENTS(\.override)?\.md|GEMINI\.md|\.cursorrules|"
                          r"\.clinerules(/.*)?|copilot-instructions\.md|\.cursor/rules/.*\.mdc?)$")
 
@@ -61,7 +64,7 @@ def main() -> None:
     show = "--show" in sys.argv
     print(SCANNER_VERSION)
     for label, repos in (("tuned", TUNED), ("blind", SECRETS_BLIND)):
-        lines, flagged = run(repos, show)
+        lines, flagged = run(repos, show and label == "tuned")
         print(f"{label}: {lines} lines, {flagged} flagged, {1000 * flagged / max(lines, 1):.2f} per 1,000 lines")
     statements = [line for repo in TUNED + SECRETS_BLIND for _, _, line in memory_lines(repo)]
     statements = (statements * (10_000 // max(len(statements), 1) + 1))[:10_000]
