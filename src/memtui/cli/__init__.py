@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 # importing a commands module registers its commands; this order is the order of ``memtui --help``
-from memtui.cli import store_cmds, review_cmds, maintain_cmds, proposals_cmds, io_cmds  # noqa: F401, I001
+from memtui.cli import store_cmds, review_cmds, maintain_cmds, proposals_cmds, io_cmds, safety_cmds  # noqa: F401, I001
 from memtui.cli.common import app
 
 __all__ = ["app", "main"]

@@ -63,10 +63,15 @@ def export_agents_md_command(
     from memtui.reports.export import export_agents_md
 
     try:
-        text = export_agents_md(_engine(db), scope)
+        engine = _engine(db)
+        text = export_agents_md(engine, scope)
     except RecallError as exc:
         raise _fail(str(exc))
     _write_or_echo(text, out, "the AGENTS.md section")
+    from memtui.reports.export import parse_agents_md
+    from memtui.safety.incidents import record_export
+
+    record_export(engine, "agents-md", [mid for mid, _ in parse_agents_md(text)], _actor(None, None).id, scope=scope)
 
 
 @export_app.command("json")
@@ -74,8 +79,13 @@ def export_json_command(out: OutOpt = None, db: DbOpt = None) -> None:
     """The whole store with history, for `memtui import-store` into another store (ids preserved)."""
     from memtui.reports.export import export_json
 
-    text = json.dumps(export_json(_engine(db)), indent=2, ensure_ascii=False) + "\n"
+    engine = _engine(db)
+    data = export_json(engine)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     _write_or_echo(text, out, "the store export")
+    from memtui.safety.incidents import record_export
+
+    record_export(engine, "json", [m["memoryId"] for m in data["memories"]], _actor(None, None).id)
 
 
 def import_store_command(

@@ -15,7 +15,7 @@ from memtui.cli.common import (ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine,
 @app.command()
 def decide(
     memory_id: Annotated[str, typer.Argument(help="The memory to decide on.")],
-    decision: Annotated[str, typer.Argument(help="approve | reject | needs-review | archive")],
+    decision: Annotated[str, typer.Argument(help="approve | reject | needs-review | archive | block")],
     comment: Annotated[Optional[str], typer.Option("--comment", help="Why; kept on the history event.")] = None,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
@@ -28,7 +28,7 @@ def decide(
     try:
         dec = Decision(decision)
     except ValueError:
-        raise _fail(f"unknown decision {decision!r}; use approve, reject, needs-review or archive", 2)
+        raise _fail(f"unknown decision {decision!r}; use approve, reject, needs-review, archive or block", 2)
     engine = _engine(db)
     try:
         out = ReviewService(engine).decide(memory_id, dec, _actor(actor, role), comment=comment)
@@ -198,8 +198,15 @@ def print_health(engine, as_json: bool) -> None:
 
     svc = ReviewService(engine)
     data = _health_dicts(svc.health(), svc.conflict_open_count())
+    from memtui.cli.safety_cmds import incident_lines
+
     if as_json:
-        _echo(json.dumps({"memoryHealth": data}, indent=2))
+        from sqlmodel import Session
+
+        from memtui.safety.incidents import secret_incidents
+
+        with Session(engine) as session:
+            _echo(json.dumps({"memoryHealth": data, "secretIncidents": secret_incidents(session)}, indent=2))
         return
     if not data:
         _echo("the store holds no memories yet (memtui import FILE, or memtui demo)")
@@ -209,6 +216,8 @@ def print_health(engine, as_json: bool) -> None:
             _echo(f"  {state:<13}{h['byState'][state]:>6}")
         for a in h["actionRequired"]:
             _echo(f"  action required: {a}")
+    for line in incident_lines(engine):
+        _echo(line)
 
 
 @app.command()

@@ -40,6 +40,8 @@ def import_(
                                                          "imported candidates (default: the checkout's name).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every line read but not imported "
                                           "(blank lines aside), with why.")] = False,
+    keep_personal_data: Annotated[bool, typer.Option("--keep-personal-data", help="Keep home-directory paths, "
+                                                     "e-mail addresses and phone numbers (default: redacted).")] = False,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Import records: the design's shapes (YAML/JSON/JSONL) and the formats agents write (CLAUDE.md,
@@ -53,7 +55,8 @@ def import_(
     engine = _engine(db)
     try:
         report = import_paths(engine, list(files), _actor(actor, role), fmt=fmt, repo_dir=repo,
-                              repository_id=repository_id, skip_invalid=skip_invalid)
+                              repository_id=repository_id, skip_invalid=skip_invalid,
+                              keep_personal_data=keep_personal_data)
     except ImportRefused as exc:
         raise _fail(str(exc))
     if repo is not None:
@@ -83,6 +86,9 @@ def import_(
                     _echo(f"  skipped: {source}:{line}: {why}")
     for err in report.rejected:
         _echo(f"  rejected: {err}")
+    from memtui.cli.safety_cmds import print_import_safety
+
+    print_import_safety(report)
     if report.rejected and not report.imported and not report.unchanged:
         raise typer.Exit(1)  # --skip-invalid and nothing valid at all
 

@@ -215,6 +215,15 @@ def _other_tables() -> list[sa.Table]:
     return [t for t in SQLModel.metadata.sorted_tables if t.name not in _SPECIAL_TABLES]
 
 
+def _redacted_history(row: dict) -> dict:
+    """A history row with any secret in its reason or comment redacted (issue 9: the history is
+    append-only, so text written before the scanner knew a pattern is redacted on the way out)."""
+    from memtui.safety.guard import redact_for_display
+
+    row["reason"], row["comment"] = redact_for_display(row["reason"]), redact_for_display(row["comment"])
+    return row
+
+
 def export_json(engine: Engine) -> dict:
     """The whole store as a JSON-ready dict (ids preserved, deterministic order).
 
@@ -259,8 +268,8 @@ def export_json(engine: Engine) -> dict:
         "memories": [_native_record(m, evidence.get(m.memory_id, []), m.memory_id in redacted) for m in memories],
         "memoryExtras": extras,
         "evidence": out_evidence,
-        "history": [{_camel(c.name): _json_value(getattr(h, c.name)) for c in StateHistory.__table__.columns}
-                    for h in history],
+        "history": [_redacted_history({_camel(c.name): _json_value(getattr(h, c.name))
+                                       for c in StateHistory.__table__.columns}) for h in history],
         "redacted": sorted(redacted),
         "tables": tables,
     }

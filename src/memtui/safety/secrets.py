@@ -114,13 +114,15 @@ _B64_LIMIT = 4.5  # detect-secrets' Base64HighEntropyString default
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _PATH_SEGMENT = re.compile(r"^(?:[a-z0-9_.@-]*|(?:[A-Z][a-z0-9]+)+(?:\.\w+)?|\*+)$")
+_NODE_ID = re.compile(r"^[A-Z]{1,8}_[A-Za-z0-9]")  # GitHub GraphQL node ids: PVT_kw..., PVTSSF_lA...
+_ID_BEFORE = re.compile(r"(?i)(?:\b|[_-])ids?\b[^A-Za-z0-9\n]{0,8}$")
 _WORDY = re.compile(r"[A-Z]?[a-z]{3,}")
 
 _SETTINGS = repr((
     DETECTOR_VERSION, [(c.__name__, n, [p.pattern for p in c.denylist]) for c, n in _REGEX_PLUGINS],
     _PK_BLOCK.pattern, _BASIC_AUTH_RE.pattern, _ASSIGN.pattern, _PROSE_RE.pattern, _BEARER.pattern,
     sorted(_NOT_VALUES), _PLACEHOLDER.pattern, _ENV_NAME.pattern, _CODE_REF.pattern, _PATHISH.pattern,
-    _PATH_SEGMENT.pattern,
+    _PATH_SEGMENT.pattern, _NODE_ID.pattern, _ID_BEFORE.pattern, 'lowercase-words',
     _B64_TOKEN.pattern, _B64_LIMIT, _WORDY.pattern,
 ))
 #: The scanner's identity: detect-secrets' version and a hash of the curated settings above.
@@ -174,6 +176,8 @@ def _plausible_value(value: str, quoted: bool, *, prose: bool) -> bool:
     mixed = any(c.isupper() for c in v[1:]) and any(c.islower() for c in v)
     if quoted:
         return not (v.isalpha() and v.islower() and prose)
+    if re.fullmatch(r"[a-z]+(?:[-_][a-z]+)*", v):
+        return False  # lowercase words: "proxy-pass", "authorization-sensitive", "local-dev-secret"
     if v.isalpha() and not mixed:
         return False  # a plain word: "is required", "is swordfish" is too close to prose to call
     if re.fullmatch(r"[A-Za-z]+[A-Z][a-z]+[A-Za-z]*", v) and not has_digit:
@@ -210,6 +214,8 @@ def _entropy_hits(text: str, out: list[tuple[int, int, str]]) -> None:
         parts = re.split(r"[_\-/+]", core)
         if sum(len(w.group()) for p in parts for w in _WORDY.finditer(p)) >= 0.6 * len(core):
             continue  # made of words: an identifier (getUserPasswordHash2FactorAuthToken)
+        if _NODE_ID.match(core) or _ID_BEFORE.search(text, max(0, m.start(1) - 30), m.start(1)):
+            continue  # an id the line names as such ("--field-id X", "Status field ID | X"), a GitHub node id
         if _entropy(core) <= _B64_LIMIT:
             continue
         out.append((m.start(1), m.end(1), _ENTROPY))
