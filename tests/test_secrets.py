@@ -370,3 +370,45 @@ def test_demo_imports_the_sample_key_blocked(tmp_path):
     d = ReviewService(engine).detail("mem_staging_payment_key")
     assert d.state == "blocked" and "AKIAIOSFODNN7EXAMPLE" not in d.statement
     engine.dispose()
+
+
+def test_edited_merge_and_compaction_text_with_secret_refused(store_url):
+    from memtui.review.resolve import ResolveService
+    from memtui.safety.guard import SecretInComment
+
+    engine = open_store(store_url)
+    svc = ResolveService(engine)
+    ann = Actor("human", "ann", "lead")
+    with pytest.raises(SecretInComment, match="GitHub token"):
+        svc.merge("no-cluster", ann, canonical_text="push with ghp_R8eQ2kVx7TmN4pLw9ZsY3aBcD5fGhJ6uK1oW")
+    with pytest.raises(SecretInComment, match="password or key assignment"):
+        svc.accept_compaction("no-proposal", ann, statement="db: password = hunter2")
+    engine.dispose()
+
+
+def test_evidence_file_content_shown_is_redacted(tmp_path):
+    from memtui.maintenance.repositories import register_repository
+    from memtui.review.evidence import compare_evidence
+    from tests.gitrepo import git
+
+    repo = tmp_path / "orders"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "app.properties").write_text("name=orders\naws.key=AKIAIOSFODNN7EXAMPLE\nport=8080\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    db = str(tmp_path / "store.db")
+    rec = _record("mem_cfg", "Orders read their settings from app.properties.")
+    rec["state"], rec["reviewState"] = "candidate", "pending"
+    rec["evidence"] = [{"type": "file_span", "path": "app.properties", "commitSha": sha, "lines": [1, 3]}]
+    p = tmp_path / "m.yaml"
+    p.write_text(yaml.safe_dump({"memories": [rec]}))
+    assert _cli("import", str(p), "--db", db).exit_code == 0
+    engine = open_store(db)
+    register_repository(engine, "order-service", repo)
+    cmp = compare_evidence(engine, "mem_cfg", 0)
+    shown = [r.left.text for r in cmp.rows if r.left] + [r.right.text for r in cmp.rows if r.right]
+    assert "aws.key=<redacted: AWS access key>" in shown and "name=orders" in shown
+    assert not any("AKIAIOSFODNN7EXAMPLE" in t for t in shown)
+    engine.dispose()
