@@ -575,7 +575,7 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
             if h == it.import_hash:
                 report.unchanged.append(mid)
             elif state == "candidate":
-                _refresh(session, it, actor, where)
+                _refresh(session, it, actor, where, personal)
                 report.refreshed.append(mid)
             else:
                 report.left_alone.append(mid)
@@ -641,14 +641,20 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
             report.left_alone.append(m.memory_id)
 
 
-def _refresh(session: Session, it: Item, actor: Actor, where: str) -> None:
+def _refresh(session: Session, it: Item, actor: Actor, where: str, personal: bool = True) -> None:
     """Replace the evidence of a still-candidate memory whose record is unchanged but whose
     evidence is not (e.g. the file was committed since, or a path it names appeared)."""
+    from memtui.safety.guard import block_for_secret, screen_evidence
+
     row = session.get(Memory, it.memory_id)
     session.execute(delete(Evidence).where(Evidence.memory_id == it.memory_id))
-    session.add_all(_evidence_rows(it.memory_id, it.evidence))
+    rows = _evidence_rows(it.memory_id, it.evidence)
+    screen = screen_evidence(rows, personal=personal)  # issue 9: excerpts are redacted here too
+    session.add_all(rows)
     row.import_hash = it.import_hash
     row.import_source = it.import_source
     row.tags = _provenance_tags(it)
     session.add(row)
     record_note(session, row, actor, f"re-import: evidence refreshed from {where}")
+    if screen.blocked:
+        block_for_secret(session, row, screen.secrets, actor, how="import")

@@ -26,7 +26,7 @@ from memtui.safety.personal import redact_personal
 from memtui.safety.secrets import SCANNER_VERSION, SecretHit, find_secrets, redact_secrets
 from memtui.store.models import Evidence, Memory, SecretFinding
 
-__all__ = ["Screening", "SecretInComment", "screen_memory", "record_secret_findings", "block_for_secret",
+__all__ = ["Screening", "SecretInComment", "screen_memory", "screen_evidence", "record_secret_findings", "block_for_secret",
            "refuse_secret_comment", "redact_for_display", "secret_types", "blocked_note", "screened_import"]
 
 
@@ -81,11 +81,18 @@ def screen_memory(memory: Memory, evidence: list[Evidence], *, personal: bool = 
     memory.root_cause_summary = _clean(memory.root_cause_summary, "rootCauseSummary", s, personal)
     if memory.tags:
         memory.tags = [_clean(t, "tags", s, personal) for t in memory.tags]
-    for i, e in enumerate(evidence):
-        e.excerpt = _clean(e.excerpt, f"evidence[{i}].excerpt", s, personal)
+    screen_evidence(evidence, personal=personal, into=s)
     if s.blocked:
         memory.state = "blocked"
         memory.review_state = "none"
+    return s
+
+
+def screen_evidence(evidence: list[Evidence], *, personal: bool = True, into: Screening | None = None) -> Screening:
+    """Redact the excerpts of ``evidence`` rows in place; what was found (added to ``into`` if given)."""
+    s = into if into is not None else Screening()
+    for i, e in enumerate(evidence):
+        e.excerpt = _clean(e.excerpt, f"evidence[{i}].excerpt", s, personal)
     return s
 
 
