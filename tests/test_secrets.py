@@ -412,3 +412,20 @@ def test_evidence_file_content_shown_is_redacted(tmp_path):
     assert "aws.key=<redacted: AWS access key>" in shown and "name=orders" in shown
     assert not any("AKIAIOSFODNN7EXAMPLE" in t for t in shown)
     engine.dispose()
+
+
+def test_blocked_memory_without_findings_is_withheld_in_show(store_url, tmp_path):
+    """The issue's finding: a memory imported as blocked still printed its statement in `show`."""
+    _one(store_url, tmp_path, mid="mem_hand", statement="Order rules live with the customer named Jane Roe.",
+         state="candidate")
+    assert _cli("decide", "mem_hand", "block", "--comment", "customer name", "--db", store_url).exit_code == 0
+    rec = _record("mem_imported_blocked", "Internal host orders-db-7 is reachable from CI.")
+    rec["state"] = "blocked"
+    p = tmp_path / "blocked.yaml"
+    p.write_text(yaml.safe_dump({"memories": [rec]}))
+    assert _cli("import", str(p), "--db", store_url).exit_code == 0
+    for mid, text in (("mem_hand", "Jane Roe"), ("mem_imported_blocked", "orders-db-7")):
+        for cmd in (["show", mid], ["show", mid, "--json"]):
+            r = _cli(*cmd, "--db", store_url)
+            assert r.exit_code == 0 and text not in r.output
+            assert "[redacted: blocked memory]" in r.output

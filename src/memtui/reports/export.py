@@ -27,10 +27,10 @@ from memtui.clock import iso, new_event_id, utcnow
 from memtui.domain.invariants import Actor
 from memtui.domain.quality import eligibility
 from memtui.recall import quality_input, resolve_scope
+from memtui.safety.guard import WITHHELD as REDACTED  # one marker for show and export (issue 9)
 from memtui.store.models import Evidence, MaintenanceJob, Memory, Repository, StateHistory
 
 EXPORT_FORMAT = "memtui.store-export.v1"
-REDACTED = "[redacted: blocked memory]"
 
 #: Headings of the Markdown export, in this order; other types follow, sorted, under their own name.
 TYPE_TITLES: dict[str, str] = {

@@ -266,14 +266,17 @@ class ReviewService:
                 for e in load_evidence(session, memory_id)
             )
             reval = session.get(Revalidation, memory_id)
+            from memtui.safety.guard import shown_text
+
+            statement, root_cause = shown_text(session, m)  # issue 9: never shown unredacted
             return MemoryDetailView(
                 memory_id=m.memory_id, logical_memory_id=m.logical_memory_id, type=m.type,
-                statement=m.statement, scope=_scope(m), state=m.state, confidence=m.confidence,
+                statement=statement, scope=_scope(m), state=m.state, confidence=m.confidence,
                 review_state=m.review_state, conflict_state=m.conflict_state, impact=m.impact,
                 origin=m.origin, proposer_type=m.proposer_type, proposer_id=m.proposer_id,
                 failure_class=m.failure_class, failure_type=m.failure_type,
                 promotion_status=m.promotion_status, requires_human_review=m.requires_human_review,
-                root_cause_summary=m.root_cause_summary, tags=tuple(m.tags or ()),
+                root_cause_summary=root_cause, tags=tuple(m.tags or ()),
                 invalidation_policy=tuple(m.invalidation_policy or ()), created_at=m.created_at,
                 last_validated_at=m.last_validated_at, last_used_at=m.last_used_at,
                 expires_at=m.expires_at, expires_after_days=m.expires_after_days,

@@ -30,6 +30,11 @@ __all__ = ["Screening", "SecretInComment", "screen_memory", "screen_evidence", "
            "refuse_secret_comment", "redact_for_display", "secret_types", "blocked_note", "screened_import"]
 
 
+#: What is shown and exported instead of the text of a blocked memory the scanner did not redact
+#: (blocked by hand, or imported as blocked): its text may hold what the scanner cannot see.
+WITHHELD = "[redacted: blocked memory]"
+
+
 class SecretInComment(LifecycleError):
     """A comment (or other text written to the history) holds a secret; refused, naming its type only."""
 
@@ -143,6 +148,19 @@ def refuse_secret_comment(comment: str | None, what: str = "comment") -> None:
         hits = find_secrets(comment)
         if hits:
             raise SecretInComment(secret_types(hits), what)
+
+
+def shown_text(session: Session, memory: Memory) -> tuple[str, str | None]:
+    """The statement and root-cause summary of ``memory`` as they may be shown: secrets redacted
+    (also ones stored before the scanner knew them); a blocked memory without secret findings
+    (blocked by hand, or imported blocked) shows :data:`WITHHELD` (invariant 5: never shown unredacted)."""
+    from sqlmodel import select
+
+    statement, root = redact_for_display(memory.statement), redact_for_display(memory.root_cause_summary)
+    if memory.state == "blocked" and session.exec(
+            select(SecretFinding.finding_id).where(SecretFinding.memory_id == memory.memory_id)).first() is None:
+        return WITHHELD, (WITHHELD if root else root)
+    return statement, root
 
 
 def redact_for_display(text: str | None) -> str | None:
