@@ -349,10 +349,12 @@ def test_review_state_after_each_decision():
     assert review_state_after(Decision.REJECT) == "rejected"
     assert review_state_after(Decision.NEEDS_REVIEW) == "pending"
     assert review_state_after(Decision.ARCHIVE) == "none"
+    assert review_state_after(Decision.BLOCK) == "none"
+    assert target_state(Decision.BLOCK, "active") == "blocked"  # issue 9: block by hand
 
 
 def test_decision_names_are_the_cli_words():
-    assert [d.value for d in Decision] == ["approve", "reject", "needs-review", "archive"]
+    assert [d.value for d in Decision] == ["approve", "reject", "needs-review", "archive", "block"]
     with pytest.raises(ValueError):
         Decision("needs_review")
 

@@ -100,8 +100,8 @@ def test_maintenance_is_idempotent_and_reports_are_byte_identical(demo, tmp_path
     out1, out2 = tmp_path / "r1", tmp_path / "r2"
     write_reports(engine, out1, NOW)
     second = maintain(engine, now=NOW)
-    assert [r.job_type for r in second] == ["revalidate", "expire", "dedupe", "conflicts", "compaction"]
-    assert [r.updated for r in second] == [0, 0, 0, 0, 0]
+    assert [r.job_type for r in second] == ["secrets", "revalidate", "expire", "dedupe", "conflicts", "compaction"]
+    assert [r.updated for r in second] == [0, 0, 0, 0, 0, 0]
     write_reports(engine, out2, NOW)
     for name in REPORT_FILES:
         assert (out1 / name).read_bytes() == (out2 / name).read_bytes(), name
@@ -218,7 +218,7 @@ def test_a_missing_checkout_is_skipped_and_the_rest_maintained(engine, tmp_path)
     results = maintain(engine, now=NOW)
     skipped = [r for r in results if r.summary.get("skipped")]
     assert [r.repository_id for r in skipped] == ["billing"] and "does not exist" in skipped[0].summary["skipped"]
-    assert {r.job_type for r in results} == {"revalidate", "expire", "dedupe", "conflicts", "compaction"}
+    assert {r.job_type for r in results} == {"secrets", "revalidate", "expire", "dedupe", "conflicts", "compaction"}
     assert ReviewService(engine).detail("mem_old_rule_engine").state == "invalidated"
 
 

@@ -66,10 +66,15 @@ def export_agents_md_command(
 
     try:
         engine = _engine(db)
-        text = export_agents_md(engine, scope, viewer=_actor(actor, role, engine))
+        who = _actor(actor, role, engine)
+        text = export_agents_md(engine, scope, viewer=who)
     except RecallError as exc:
         raise _fail(str(exc))
     _write_or_echo(text, out, "the AGENTS.md section")
+    from memtui.reports.export import parse_agents_md
+    from memtui.safety.incidents import record_export
+
+    record_export(engine, "agents-md", [mid for mid, _ in parse_agents_md(text)], who.id, scope=scope)
 
 
 @export_app.command("json")
@@ -79,8 +84,13 @@ def export_json_command(out: OutOpt = None, db: DbOpt = None, actor: ActorOpt = 
     from memtui.reports.export import export_json
 
     engine = _engine(db)
-    text = json_text(export_json(engine, _actor(actor, role, engine))) + "\n"
+    who = _actor(actor, role, engine)
+    data = export_json(engine, who)
+    text = json_text(data) + "\n"
     _write_or_echo(text, out, "the store export")
+    from memtui.safety.incidents import record_export
+
+    record_export(engine, "json", [m["memoryId"] for m in data["memories"]], who.id)
 
 
 def import_store_command(

@@ -51,7 +51,7 @@ def maintain(
                                                  "(default: every registered repository).")] = None,
     now: NowOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would change; write nothing.")] = False,
-    only: Annotated[Optional[str], typer.Option("--only", help="Comma-separated jobs: revalidate, expire, dedupe, "
+    only: Annotated[Optional[str], typer.Option("--only", help="Comma-separated jobs: secrets, revalidate, expire, dedupe, "
                                                  "conflicts, compaction.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the job results as JSON.")] = False,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,

@@ -17,7 +17,7 @@ from memtui.cli.common import (ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine,
 @app.command()
 def decide(
     memory_id: Annotated[str, typer.Argument(help="The memory to decide on.")],
-    decision: Annotated[str, typer.Argument(help="approve | reject | needs-review | archive")],
+    decision: Annotated[str, typer.Argument(help="approve | reject | needs-review | archive | block")],
     comment: Annotated[Optional[str], typer.Option("--comment", help="Why; kept on the history event.")] = None,
     expect_version: Annotated[Optional[int], typer.Option(
         "--expect-version", help="The version you looked at (memtui show); refused if the memory changed since.")] = None,
@@ -32,7 +32,7 @@ def decide(
     try:
         dec = Decision(decision)
     except ValueError:
-        raise _fail(f"unknown decision {decision!r}; use approve, reject, needs-review or archive", 2)
+        raise _fail(f"unknown decision {decision!r}; use approve, reject, needs-review, archive or block", 2)
     engine = _engine(db)
     try:
         out = ReviewService(engine).decide(memory_id, dec, _actor(actor, role, engine), comment=comment,
@@ -207,8 +207,15 @@ def print_health(engine, as_json: bool, viewer=None) -> None:
 
     svc = ReviewService(engine, viewer)
     data = _health_dicts(svc.health(), svc.conflict_open_count())
+    from memtui.cli.safety_cmds import incident_lines
+
     if as_json:
-        _echo(json.dumps({"memoryHealth": data}, indent=2))
+        from sqlmodel import Session
+
+        from memtui.safety.incidents import secret_incidents
+
+        with Session(engine) as session:
+            _echo(json.dumps({"memoryHealth": data, "secretIncidents": secret_incidents(session)}, indent=2))
         return
     if not data:
         _echo("the store holds no memories yet (memtui import FILE, or memtui demo)")
@@ -218,6 +225,8 @@ def print_health(engine, as_json: bool, viewer=None) -> None:
             _echo(f"  {state:<13}{h['byState'][state]:>6}")
         for a in h["actionRequired"]:
             _echo(f"  action required: {a}")
+    for line in incident_lines(engine):
+        _echo(line)
 
 
 @app.command()

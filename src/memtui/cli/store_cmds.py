@@ -49,6 +49,8 @@ def import_(
     max_file_bytes: Annotated[Optional[int], typer.Option(
         "--max-file-bytes", help="Refuse a file larger than this (env MEMTUI_MAX_FILE_BYTES; default 52428800 "
         "= 50 MB).")] = None,
+    keep_personal_data: Annotated[bool, typer.Option("--keep-personal-data", help="Keep home-directory paths, "
+                                                     "e-mail addresses and phone numbers (default: redacted).")] = False,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Import records: the design's shapes (YAML/JSON/JSONL) and the formats agents write (CLAUDE.md,
@@ -70,7 +72,8 @@ def import_(
     try:
         with use_limits(limits):
             report = import_paths(engine, list(files), _actor(actor, role, engine), fmt=fmt, repo_dir=repo,
-                                  repository_id=repository_id, skip_invalid=skip_invalid)
+                                  repository_id=repository_id, skip_invalid=skip_invalid,
+                                  keep_personal_data=keep_personal_data)
     except ImportRefused as exc:
         raise _fail(str(exc))
     except ImportFileError as exc:  # --repo is not a git checkout (or has no commit)
@@ -102,6 +105,9 @@ def import_(
                     _echo(f"  skipped: {source}:{line}: {why}")
     for err in report.rejected:
         _echo(f"  rejected: {err}")
+    from memtui.cli.safety_cmds import print_import_safety
+
+    print_import_safety(report)
     if report.rejected and not report.imported and not report.unchanged:
         raise typer.Exit(1)  # --skip-invalid and nothing valid at all
 

@@ -19,6 +19,7 @@ class Decision(StrEnum):
     REJECT = "reject"
     NEEDS_REVIEW = "needs-review"
     ARCHIVE = "archive"
+    BLOCK = "block"  # unsafe content (a secret); audited (issue 9)
 
 
 def target_state(decision: Decision, current: str) -> State:
@@ -27,7 +28,7 @@ def target_state(decision: Decision, current: str) -> State:
     approve: -> active (a human approval is the verification that makes memory retrievable);
     reject: a candidate or approved memory -> rejected; one that was already in use
     (active, needs_review, challenged) -> invalidated, since it was wrong;
-    needs-review -> needs_review; archive -> archived.
+    needs-review -> needs_review; archive -> archived; block -> blocked.
     """
     if decision is Decision.APPROVE:
         return State.ACTIVE
@@ -37,6 +38,8 @@ def target_state(decision: Decision, current: str) -> State:
         return State.INVALIDATED
     if decision is Decision.NEEDS_REVIEW:
         return State.NEEDS_REVIEW
+    if decision is Decision.BLOCK:
+        return State.BLOCKED
     return State.ARCHIVED
 
 
@@ -47,4 +50,5 @@ def review_state_after(decision: Decision) -> str:
         Decision.REJECT: "rejected",
         Decision.NEEDS_REVIEW: "pending",
         Decision.ARCHIVE: "none",
+        Decision.BLOCK: "none",
     }[decision]

@@ -68,6 +68,9 @@ class ImportReport:
     imported: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     rejected: list[RecordError] = field(default_factory=list)
+    #: issue 9: (memory id, secret types) imported blocked; (memory id, field, kind) personal data redacted
+    blocked: list[tuple[str, list[str]]] = field(default_factory=list)
+    redacted: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -341,12 +344,17 @@ def import_files(engine: Engine, paths: list[Path | str], actor: Actor, *, skip_
                         "already in the store with different content; give the new version its own "
                         "memoryId (same logicalMemoryId) so the old one can be superseded"))
                 continue
+            from memtui.safety.guard import blocked_note, screen_memory, screened_import
+
+            screen = screen_memory(p.memory, p.evidence)
             try:
                 create_memory(session, p.memory, p.evidence, actor,
-                              reason=f"imported from {Path(p.raw.path).name} record {p.raw.index + 1}")
+                              reason=f"imported from {Path(p.raw.path).name} record {p.raw.index + 1}"
+                              + blocked_note(screen))
             except InvariantViolation as exc:
                 report.rejected.append(RecordError(p.raw.path, p.raw.index, p.raw.line, mid, "state", str(exc)))
                 continue
+            screened_import(session, mid, screen, actor, report)
             report.imported.append(mid)
             if progress:
                 progress(n, total)

@@ -314,7 +314,7 @@ def _parse(fmt: str, files: list[Path], ctx: ImportContext) -> Parsed:
 
 def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: str = "auto",
                  repo_dir: Path | str | None = None, repository_id: str | None = None,
-                 skip_invalid: bool = False,
+                 skip_invalid: bool = False, keep_personal_data: bool = False,
                  progress: Callable[[int, int], None] | None = None) -> FormatImportReport:
     """Import ``paths`` (files, or folders of Markdown instruction files) in ONE transaction.
 
@@ -324,7 +324,9 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
     checkout's folder name; without a checkout, Markdown/MCP/Mem0/Letta records are tenant-wide
     unless given). Returns a :class:`FormatImportReport`. Raises :class:`ImportRefused`
     (nothing written) when a file cannot be read, or a record is invalid and ``skip_invalid`` is
-    False. ``progress(done, total)`` is called per record written.
+    False. ``progress(done, total)`` is called per record written. Secrets in a record are
+    redacted and the memory arrives ``blocked``; personal data is redacted unless
+    ``keep_personal_data`` (issue 9; :mod:`memtui.safety.guard`), both listed in the report.
     """
     if fmt != "auto" and fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected auto or one of {', '.join(FORMATS)}")
@@ -392,7 +394,8 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
 
     with Session(engine) as session, session.begin():
         items = _drop_exported_lines(session, items, by_file, report)
-        _write(session, items, by_file, parsed.sources, natives, actor, report, progress)
+        _write(session, items, by_file, parsed.sources, natives, actor, report, progress,
+               personal=not keep_personal_data)
         if report.rejected and not skip_invalid:
             session.rollback()
             raise ImportRefused(report.rejected)
@@ -482,7 +485,10 @@ def _next_revisions(session: Session, items: list[Item]) -> None:
 
 def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], list[Item]],
            sources: dict[tuple[str, str], bool], natives: list[tuple[RawRecord, Memory, list[Evidence]]],
-           actor: Actor, report: FormatImportReport, progress: Callable[[int, int], None] | None) -> None:
+           actor: Actor, report: FormatImportReport, progress: Callable[[int, int], None] | None,
+           personal: bool = True) -> None:
+    from memtui.safety.guard import blocked_note, screen_memory, screened_import
+
     now = utcnow()
     _next_revisions(session, items)
     existing = _existing(session, [it.memory_id for it in items] + [m.memory_id for _, m, _ in natives])
@@ -545,12 +551,14 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
                     "already in the store with different content; give the new version its own "
                     "memoryId (same logicalMemoryId) so the old one can be superseded"))
             continue
+        screen = screen_memory(memory, evidence, personal=personal)
         try:
             create_memory(session, memory, evidence, actor,
-                          reason=f"imported from {Path(raw.path).name} record {raw.index + 1}")
+                          reason=f"imported from {Path(raw.path).name} record {raw.index + 1}" + blocked_note(screen))
         except LifecycleError as exc:
             report.rejected.append(RecordError(raw.path, raw.index, raw.line, mid, "state", str(exc)))
             continue
+        screened_import(session, mid, screen, actor, report)
         report.imported.append(mid)
         if progress:
             progress(done, total)
@@ -567,7 +575,7 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
             if h == it.import_hash:
                 report.unchanged.append(mid)
             elif state == "candidate":
-                _refresh(session, it, actor, where)
+                _refresh(session, it, actor, where, personal)
                 report.refreshed.append(mid)
             else:
                 report.left_alone.append(mid)
@@ -598,13 +606,16 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
         if corrected_by:
             reason += f"; superseded on import: a later line corrects it ({corrected_by})" + (
                 f": {it.correction_reason}" if it.correction_reason else "")
+        rows = _evidence_rows(mid, it.evidence)
+        screen = screen_memory(memory, rows, personal=personal)
         try:
-            create_memory(session, memory, _evidence_rows(mid, it.evidence), actor, reason=reason)
+            create_memory(session, memory, rows, actor, reason=reason + blocked_note(screen))
             for note in it.notes:
                 record_note(session, memory, actor, note)
         except LifecycleError as exc:
             report.rejected.append(record_error(it.path, it.index, it.line, mid, None, str(exc)))
             continue
+        screened_import(session, mid, screen, actor, report)
         report.imported.append(mid)
         if corrected_by:
             report.corrected.append((mid, corrected_by))
@@ -630,14 +641,20 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
             report.left_alone.append(m.memory_id)
 
 
-def _refresh(session: Session, it: Item, actor: Actor, where: str) -> None:
+def _refresh(session: Session, it: Item, actor: Actor, where: str, personal: bool = True) -> None:
     """Replace the evidence of a still-candidate memory whose record is unchanged but whose
     evidence is not (e.g. the file was committed since, or a path it names appeared)."""
+    from memtui.safety.guard import block_for_secret, screen_evidence
+
     row = session.get(Memory, it.memory_id)
     session.execute(delete(Evidence).where(Evidence.memory_id == it.memory_id))
-    session.add_all(_evidence_rows(it.memory_id, it.evidence))
+    rows = _evidence_rows(it.memory_id, it.evidence)
+    screen = screen_evidence(rows, personal=personal)  # issue 9: excerpts are redacted here too
+    session.add_all(rows)
     row.import_hash = it.import_hash
     row.import_source = it.import_source
     row.tags = _provenance_tags(it)
     session.add(row)
     record_note(session, row, actor, f"re-import: evidence refreshed from {where}")
+    if screen.blocked:
+        block_for_secret(session, row, screen.secrets, actor, how="import")

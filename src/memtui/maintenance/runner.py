@@ -16,7 +16,7 @@ from memtui.maintenance.jobs import JobResult
 from memtui.maintenance.repositories import list_repositories
 
 #: Jobs in the order they run.
-JOBS: tuple[str, ...] = ("revalidate", "expire", "dedupe", "conflicts", "compaction")
+JOBS: tuple[str, ...] = ("secrets", "revalidate", "expire", "dedupe", "conflicts", "compaction")
 
 
 class MaintenanceError(Exception):
@@ -67,6 +67,11 @@ def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run:
     repos = _select_repositories(engine, repo)
     scope = None if repo is None else repos[0][0]
     results: list[JobResult] = []
+    if "secrets" in jobs:  # first: a memory holding a secret is blocked before anything else reads it
+        from memtui.maintenance.secrets_job import run_secret_rescan
+
+        say("rescanning memory text for secrets (when the scanner changed)")
+        results.append(run_secret_rescan(engine, now, dry_run=dry_run))
     if "revalidate" in jobs:
         from memtui.maintenance.revalidation_job import run_revalidation
 

@@ -28,11 +28,11 @@ from memtui.domain.invariants import Actor
 from memtui.domain.quality import eligibility
 from memtui.domain.quality import quality_input
 from memtui.recall import resolve_scope
+from memtui.safety.guard import WITHHELD as REDACTED  # one marker for show and export (issue 9)
 from memtui.store.models import Evidence, MaintenanceJob, Memory, Repository, StateHistory
 from memtui.text import visible
 
 EXPORT_FORMAT = "memtui.store-export.v1"
-REDACTED = "[redacted: blocked memory]"
 
 #: Headings of the Markdown export, in this order; other types follow, sorted, under their own name.
 TYPE_TITLES: dict[str, str] = {
@@ -233,6 +233,15 @@ def _other_tables() -> list[sa.Table]:
     return [t for t in SQLModel.metadata.sorted_tables if t.name not in _SPECIAL_TABLES]
 
 
+def _redacted_history(row: dict) -> dict:
+    """A history row with any secret in its reason or comment redacted (issue 9: the history is
+    append-only, so text written before the scanner knew a pattern is redacted on the way out)."""
+    from memtui.safety.guard import redact_for_display
+
+    row["reason"], row["comment"] = redact_for_display(row["reason"]), redact_for_display(row["comment"])
+    return row
+
+
 def export_json(engine: Engine, viewer: Actor | None = None) -> dict:
     """The whole store as a JSON-ready dict (ids preserved, deterministic order).
 
@@ -283,8 +292,8 @@ def export_json(engine: Engine, viewer: Actor | None = None) -> dict:
         "memories": [_native_record(m, evidence.get(m.memory_id, []), m.memory_id in redacted) for m in memories],
         "memoryExtras": extras,
         "evidence": out_evidence,
-        "history": [{_camel(c.name): _json_value(getattr(h, c.name)) for c in StateHistory.__table__.columns}
-                    for h in history],
+        "history": [_redacted_history({_camel(c.name): _json_value(getattr(h, c.name))
+                                       for c in StateHistory.__table__.columns}) for h in history],
         "redacted": sorted(redacted),
         "tables": tables,
     }

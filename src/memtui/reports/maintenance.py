@@ -111,7 +111,11 @@ def health_report(engine: Engine, now: datetime) -> dict[str, Any]:
             "invalidated": counts["invalidated"], "highValue": len(high), "byState": counts,
             "actionRequired": action,
         })
-    return {"generatedAt": iso(now), "memoryHealth": out}
+    from memtui.safety.incidents import secret_incidents
+
+    with Session(engine) as session:
+        incidents = secret_incidents(session)  # design §22.4: listed for their owner
+    return {"generatedAt": iso(now), "memoryHealth": out, "secretIncidents": incidents}
 
 
 def revalidation_report(engine: Engine, now: datetime) -> dict[str, Any]:

@@ -65,7 +65,9 @@ def _span(text: str | None, start: int | None, end: int | None) -> list[SpanLine
     if lines and lines[-1] == "":
         lines.pop()
     end = min(end or start, len(lines), start + MAX_SPAN_LINES - 1)
-    return [SpanLine(n, lines[n - 1]) for n in range(max(1, start - CONTEXT), end + 1)]
+    from memtui.safety.guard import redact_for_display  # file content shown is redacted (issue 9)
+
+    return [SpanLine(n, redact_for_display(lines[n - 1])) for n in range(max(1, start - CONTEXT), end + 1)]
 
 
 def align(old: list[SpanLine], new: list[SpanLine]) -> tuple[tuple[DiffRow, ...], tuple[int, ...]]:

@@ -152,7 +152,11 @@ class ResolveService:
         """Merge a duplicate cluster into its canonical member (or ``canonical_id``), optionally with
         edited text. The canonical keeps the union of the members' evidence, tags, the highest
         confidence and the latest use; the others become ``superseded`` with ``supersededBy``
-        (seed 000 §11.3-11.4). Raises ResolveError, TransitionRefused, InvariantViolation."""
+        (seed 000 §11.3-11.4). Raises ResolveError, TransitionRefused, InvariantViolation; SecretInComment
+        when the edited text holds a secret (issue 9)."""
+        from memtui.safety.guard import refuse_secret_comment
+
+        refuse_secret_comment(canonical_text, "edited statement")
         with Session(self.engine) as session, session.begin():
             cluster = _get(session, DuplicateCluster, cluster_id, "duplicate cluster")
             if cluster.status != "open":
@@ -304,7 +308,11 @@ class ResolveService:
         the members' evidence; members are superseded by it except those in ``keep`` (narrower ones
         still useful). The new memory becomes active when ``activate``, every member was already
         reviewed (active or approved) and the invariants allow (a broadened scope needs a lead);
-        otherwise it is a candidate in the review queue. Raises ResolveError and lifecycle errors."""
+        otherwise it is a candidate in the review queue. Raises ResolveError and lifecycle errors
+        (SecretInComment when the edited statement holds a secret, issue 9)."""
+        from memtui.safety.guard import refuse_secret_comment
+
+        refuse_secret_comment(statement, "edited statement")
         with Session(self.engine) as session, session.begin():
             proposal = _get(session, CompactionProposal, proposal_id, "compaction proposal")
             if proposal.status != "open":

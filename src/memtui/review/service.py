@@ -54,7 +54,11 @@ def _scope(m: Memory) -> ScopeView:
 
 
 def _event_view(e: StateHistory) -> EventView:
-    return EventView(e.event_id, e.memory_id, e.from_state, e.to_state, e.reason, e.comment,
+    """The view of a history event; reason and comment redacted (text written before the scanner
+    knew a pattern cannot be rewritten: the history is append-only; issue 9)."""
+    from memtui.safety.guard import redact_for_display as r
+
+    return EventView(e.event_id, e.memory_id, e.from_state, e.to_state, r(e.reason), r(e.comment),
                      e.actor_type, e.actor_id, e.actor_role, e.job_id, e.compensates, e.created_at)
 
 
@@ -87,6 +91,9 @@ class ReviewService:
         or InvariantViolation; the store is unchanged then.
         """
         decision = Decision(decision)
+        from memtui.safety.guard import refuse_secret_comment
+
+        refuse_secret_comment(comment)  # issue 9: a secret never reaches the history
         try:
             with Session(self.engine) as session, session.begin():
                 memory = session.get(Memory, memory_id)
@@ -110,6 +117,10 @@ class ReviewService:
                     anchored = reanchor(session, memory, load_evidence(session, memory_id))
                     if anchored:
                         event.reason = f"{event.reason}; {anchored}"
+                if decision is Decision.BLOCK:
+                    from memtui.governance.audit import audit
+
+                    audit(session, "memory_blocked", actor.id, memory_id, fromState=from_state, comment=comment)
                 if to.value in RETIRED_STATES:
                     session.flush()
                     close_conflicts_of_retired(session, memory, actor, None)
@@ -146,6 +157,9 @@ class ReviewService:
             text = (text or "").strip()
             if not text:
                 raise DecisionError("the new statement is empty")
+            from memtui.safety.secrets import redact_secrets
+
+            text, secrets = redact_secrets(text)  # issue 9: the secret never reaches the store
             if text == memory.statement:
                 raise DecisionError(f"{memory_id} already says that")
             old = memory.statement
@@ -162,15 +176,23 @@ class ReviewService:
                 session.add(reval)
             why = "statement edited" + (" (revalidation's proposal: moved paths)" if proposed else "")
             event = record_note(session, memory, actor, f"{why}: {old!r} -> {text!r}")
+            if secrets:
+                from memtui.safety.guard import block_for_secret
+
+                block_for_secret(session, memory, [("statement", h) for h in secrets], actor, how="edit")
             return event.event_id
 
     def undo(self, event_id: str, actor: Actor, comment: str | None = None) -> DecisionOutcome:
         """Reverse the decision recorded as ``event_id`` with a compensating event (never a deletion).
 
         Only the actor who made the change, or a lead, may undo it.
+        A ``comment`` holding a secret is refused (issue 9).
         Refused when the memory has changed since (a later event, or its state is no longer the
         event's ``to_state``), when the event was already undone, or when it created the memory.
         """
+        from memtui.safety.guard import refuse_secret_comment
+
+        refuse_secret_comment(comment)
         with Session(self.engine) as session, session.begin():
             event = session.get(StateHistory, event_id)
             if event is None:
@@ -273,14 +295,17 @@ class ReviewService:
                 for e in load_evidence(session, memory_id)
             )
             reval = session.get(Revalidation, memory_id)
+            from memtui.safety.guard import shown_text
+
+            statement, root_cause = shown_text(session, m)  # issue 9: never shown unredacted
             return MemoryDetailView(
                 memory_id=m.memory_id, logical_memory_id=m.logical_memory_id, type=m.type,
-                statement=m.statement, scope=_scope(m), state=m.state, confidence=m.confidence,
+                statement=statement, scope=_scope(m), state=m.state, confidence=m.confidence,
                 review_state=m.review_state, conflict_state=m.conflict_state, impact=m.impact,
                 origin=m.origin, proposer_type=m.proposer_type, proposer_id=m.proposer_id,
                 failure_class=m.failure_class, failure_type=m.failure_type,
                 promotion_status=m.promotion_status, requires_human_review=m.requires_human_review,
-                root_cause_summary=m.root_cause_summary, tags=tuple(m.tags or ()),
+                root_cause_summary=root_cause, tags=tuple(m.tags or ()),
                 invalidation_policy=tuple(m.invalidation_policy or ()), created_at=m.created_at,
                 last_validated_at=m.last_validated_at, last_used_at=m.last_used_at,
                 expires_at=m.expires_at, expires_after_days=m.expires_after_days,
