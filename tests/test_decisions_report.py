@@ -232,9 +232,10 @@ def test_json_and_yaml_load_back_to_the_same_records(decided):
 
 def test_a_blocked_memory_never_shows_its_text(store, monkeypatch):  # noqa: F811
     """Blocked memory (design invariant 5): the report shows the redaction marker, never the text
-    from its history (the edit note holds the old and new statements)."""
+    from its history (the edit note holds the old and new statements). The password is one the
+    scanner does not know as such (a plain word in prose), so it is blocked later, by hand."""
     svc = ReviewService(store)
-    svc.edit_statement("mem_e", LEAD, text="The staging password is hunter2.")
+    svc.edit_statement("mem_e", LEAD, text="The staging password is swordfish.")
     svc.decide("mem_e", "needs-review", REV, comment="looks like a secret")
     with Session(store) as s, s.begin():
         transition(s, s.get(Memory, "mem_e"), "blocked", Actor("system", "secret-scan", "reviewer"), "secret found")
@@ -242,7 +243,7 @@ def test_a_blocked_memory_never_shows_its_text(store, monkeypatch):  # noqa: F81
     assert [(r.kind, r.memories[0].statement, r.memories[0].new_statement) for r in records] == [
         ("edit", REDACTED, None), ("decide", REDACTED, None)]
     for text in (render_markdown(records), render_csv(records), render_json(records), render_yaml(records)):
-        assert "hunter2" not in text and "RuleRegistry stores validation rules" not in text
+        assert "swordfish" not in text and "RuleRegistry stores validation rules" not in text
         assert "looks like a secret" in text
 
 

@@ -186,15 +186,32 @@ def test_check_json(demo):
 def test_secret_scanner_is_taken_as_a_parameter(demo):
     """The scanner of another part of issue 9 plugs in; a hit in a memory that is not blocked is a finding."""
     def scanner(text):
-        return [type("Hit", (), {"secret_type": "test token"})()] if "tok_SECRET_42" in text else []
+        return [type("Hit", (), {"secret_type": "test token"})()] if "MARKER_QQ42" in text else []
 
     assert check_store(demo, scanner=scanner).findings == ()
-    ReviewService(demo).decide(CANDIDATE, "needs-review", REVIEWER, comment="the token is tok_SECRET_42")
+    ReviewService(demo).decide(CANDIDATE, "needs-review", REVIEWER, comment="seen MARKER_QQ42 here")
     found = check_store(demo, scanner=scanner).findings
     assert len(found) == 1
     assert found[0].startswith(f"{CANDIDATE}: event ") and found[0].endswith(
         "comment holds a secret in the clear (test token)")
-    assert "tok_SECRET_42" not in found[0]
+    assert "MARKER_QQ42" not in found[0]
+
+
+def test_check_finds_a_secret_written_into_the_database_with_the_real_scanner(demo):
+    """`memtui check` uses the secret scanner `memtui import` uses (safety/secrets.py): a token
+    written straight into an evidence excerpt (not part of the content hash) is a finding that names
+    the memory and the secret's type, never the secret."""
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    with demo.begin() as conn:
+        conn.execute(sa.text("UPDATE evidence SET excerpt = :t WHERE evidence_id = "
+                             "(SELECT min(evidence_id) FROM evidence WHERE memory_id = :m)"),
+                     {"t": f"token = {token}", "m": ACTIVE})
+    url = demo.url.database if demo.dialect.name == "sqlite" else demo.url.render_as_string(hide_password=False)
+    result = CliRunner().invoke(memtui_app, ["check", "--db", url])
+    assert result.exit_code == 1
+    lines = [ln for ln in result.stdout.splitlines() if ln.startswith(f"{ACTIVE}:")]
+    assert lines and all(token not in ln for ln in result.output.splitlines())
+    assert any("secret" in ln and "GitHub" in ln for ln in lines), lines
 
 
 # ---- publishing refuses a tampered memory ----------------------------------------------------
@@ -284,12 +301,12 @@ def test_import_store_refuses_a_redaction_claim_that_was_never_blocked(demo_expo
 def test_a_blocked_memory_travels_redacted_and_checks_clean(tmp_path, store_url):
     from sqlmodel import Session
 
-    from memtui.review.lifecycle import transition
+    from memtui.store.models import Memory
 
     src = open_store(str(tmp_path / "source.db"))
     set_up_demo(src, tmp_path / "work", LOADER)
-    with Session(src) as session, session.begin():
-        transition(session, "mem_staging_payment_key", "blocked", LEAD, reason="holds a key")
+    with Session(src) as session:  # the sample's AWS example key: blocked on import (issue 9 item 1)
+        assert session.get(Memory, "mem_staging_payment_key").state == "blocked"
     data = json.loads(json.dumps(export_json(src)))
     src.dispose()
     assert data["redacted"] == ["mem_staging_payment_key"]
