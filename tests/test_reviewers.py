@@ -509,3 +509,18 @@ def test_claims_only_reach_memory_inside_the_reviewers_scopes(governed):
     assert res.stdout.split() == ["mem_adr", "mem_conv"]  # both candidates of acme/order-service; not mem_bill
     res = memtui(url, "claim", "--n", "10", "--actor", "lee")
     assert res.stdout.split() == ["mem_bill"]
+
+
+def test_secret_incidents_are_listed_only_inside_the_readers_scopes(governed, tmp_path):
+    url, _engine = governed
+    leak = tmp_path / "leak.yaml"
+    leak.write_text(BILLING_YAML.replace("mem_bill_new", "mem_bill_key").replace(
+        "Credit notes reference the invoice they correct.", "Billing signs with key AKIAIOSFODNN7EXAMPLE."),
+        encoding="utf-8")
+    res = memtui(url, "import", str(leak), "--actor", "lee")
+    assert res.exit_code == 0, res.output
+    lee = json.loads(memtui(url, "health", "--json", "--actor", "lee").stdout)
+    ann = json.loads(memtui(url, "health", "--json", "--actor", "ann").stdout)
+    assert [i["memoryId"] for i in lee["secretIncidents"]] == ["mem_bill_key"]
+    assert ann["secretIncidents"] == []
+    assert "mem_bill_key" not in memtui(url, "health", "--actor", "ann").stdout

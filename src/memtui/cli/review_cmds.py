@@ -215,7 +215,7 @@ def print_health(engine, as_json: bool, viewer=None) -> None:
         from memtui.safety.incidents import secret_incidents
 
         with Session(engine) as session:
-            _echo(json.dumps({"memoryHealth": data, "secretIncidents": secret_incidents(session)}, indent=2))
+            _echo(json.dumps({"memoryHealth": data, "secretIncidents": secret_incidents(session, viewer)}, indent=2))
         return
     if not data:
         _echo("the store holds no memories yet (memtui import FILE, or memtui demo)")
@@ -225,7 +225,7 @@ def print_health(engine, as_json: bool, viewer=None) -> None:
             _echo(f"  {state:<13}{h['byState'][state]:>6}")
         for a in h["actionRequired"]:
             _echo(f"  action required: {a}")
-    for line in incident_lines(engine):
+    for line in incident_lines(engine, viewer):
         _echo(line)
 
 

@@ -19,14 +19,15 @@ def print_import_safety(report) -> None:
         _echo(f"  redacted: {mid}: {kind} in {fieldname} (--keep-personal-data keeps it)")
 
 
-def incident_lines(engine) -> list[str]:
-    """One line per open secret incident, for its owner: memory, owner, types, date."""
+def incident_lines(engine, viewer=None) -> list[str]:
+    """One line per open secret incident, for its owner: memory, owner, types, date (only memory
+    inside ``viewer``'s scopes)."""
     from sqlmodel import Session
 
     from memtui.safety.incidents import secret_incidents
 
     with Session(engine) as session:
-        incidents = secret_incidents(session)
+        incidents = secret_incidents(session, viewer)
     return [f"secret incident: {i['memoryId']} ({i['repositoryId'] or 'org-wide'}) owner {i['owner'] or '-'}: "
             f"{', '.join(i['types'])} found {i['foundAt']}" + ("; purged" if i["purged"] else
                                                                "; blocked — memtui purge ID --comment WHY")

@@ -20,6 +20,7 @@ from sqlmodel import Session, select
 from memtui.clock import iso
 from memtui.domain.invariants import Actor, LifecycleError
 from memtui.governance.audit import audit
+from memtui.governance.visibility import can_see
 from memtui.safety.guard import refuse_secret_comment
 from memtui.store.models import (AuditEvent, CompactionProposal, DuplicateCluster, Evidence, HarmEvent, Memory,
                                  MemoryConflict, NotDuplicatePair, ReviewClaim, Revalidation, SecretFinding,
@@ -44,10 +45,11 @@ class PurgeResult:
     exports: tuple[tuple[str, str, str], ...]
 
 
-def secret_incidents(session: Session) -> list[dict]:
+def secret_incidents(session: Session, viewer=None) -> list[dict]:
     """Blocked memories with secret findings, for their owner: ``memoryId``, ``repositoryId``,
     ``owner`` (the proposer, else whoever imported or wrote it), ``types``, ``foundAt`` (first
-    finding), ``purged`` (the memory is gone, its findings kept). Oldest first."""
+    finding), ``purged`` (the memory is gone, its findings kept). Oldest first. ``viewer`` (an
+    Actor): only memory inside its scopes, purged ones only for an unrestricted viewer."""
     findings: dict[str, list[SecretFinding]] = {}
     for f in session.exec(select(SecretFinding).order_by(SecretFinding.found_at, SecretFinding.finding_id)):
         findings.setdefault(f.memory_id, []).append(f)
@@ -60,6 +62,8 @@ def secret_incidents(session: Session) -> list[dict]:
     out = []
     for mid, fs in findings.items():
         m = memories.get(mid)
+        if viewer is not None and viewer.scopes is not None and (m is None or not can_see(session, viewer, m)):
+            continue
         if m is not None and m.state != "blocked":
             continue  # findings of a memory no longer blocked (archived after review) are not open incidents
         out.append({
