@@ -317,3 +317,16 @@ def test_a_blocked_memory_travels_redacted_and_checks_clean(tmp_path, store_url)
     assert (last.from_state, last.to_state, last.actor_id) == ("blocked", "blocked", "loader")
     assert "redacted" in last.reason
     target.dispose()
+
+
+def test_import_store_refuses_an_export_carrying_a_secret_in_the_clear(demo_export, sqlite_engine):
+    """A hand-edited export that puts a token into an evidence excerpt (not covered by the content
+    hash) is refused before anything is written: the store would hold a secret in the clear."""
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    record = next(m for m in demo_export["memories"] if m["memoryId"] == ACTIVE)
+    record["evidence"][0]["excerpt"] = f"token = {token}"  # the record's evidence is what is loaded
+    with pytest.raises(ExportError) as err:
+        import_json_store(sqlite_engine, demo_export, LOADER)
+    assert f"{ACTIVE}:" in str(err.value) and "secret" in str(err.value) and token not in str(err.value)
+    with sqlite_engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM memory")).scalar() == 0

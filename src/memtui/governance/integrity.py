@@ -236,9 +236,11 @@ def export_findings(memories: list[dict], evidence: dict[str, list[dict]], histo
     ``memories``, ``evidence`` (per memory id) and ``history`` are rows as the store would hold them
     (snake_case columns). A memory the export lists as ``redacted`` (blocked: its text withheld) must
     carry exactly the ``redaction`` marker and a ``blocked`` event; its content hash cannot be
-    recomputed (its text is gone) and is not checked; everything else about it is.
+    recomputed (its text is gone) and is not checked; everything else about it is. Text of memory
+    that is not blocked is scanned for secrets.
     """
     redacted = set(redacted)
+    scan = default_scanner()  # a secret in the clear is refused like any other finding (issue 9)
     events: dict[str, list[dict]] = defaultdict(list)
     for h in sorted(history, key=lambda h: (h["memory_id"], h["event_id"])):
         events[h["memory_id"]].append(h)
@@ -255,5 +257,5 @@ def export_findings(memories: list[dict], evidence: dict[str, list[dict]], histo
                            "or it was never blocked")
             out += chain_findings(mid, m["state"], m.get("content_hash"), None, evs)
             continue
-        out += _memory_findings(m, evs, evidence.get(mid, []), [], None)
+        out += _memory_findings(m, evs, evidence.get(mid, []), [], scan)
     return out
