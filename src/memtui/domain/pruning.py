@@ -6,7 +6,7 @@ A plan, not a deletion: the reviewer accepts it and the accepted items are archi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 #: The design's default policy (seed 000 §13.2), plus memory already judged wrong or replaced

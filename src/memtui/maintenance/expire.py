@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import select
 
 from memtui.domain.expiry import ExpiryFacts, expiry_decision
 from memtui.domain.states import is_allowed

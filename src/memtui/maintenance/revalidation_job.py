@@ -16,7 +16,7 @@ from typing import Callable
 
 from sqlalchemy import insert, update
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import select
 
 from memtui.domain.states import is_allowed
 from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transaction

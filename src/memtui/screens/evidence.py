@@ -96,7 +96,6 @@ class EvidenceScreen(Screen):
                 str(row.right.number) if row.right else "",
                 Text(visible(row.right.text), style=rstyle) if row.right else Text(""),
             )
-        parts = [table]
         if c.note:
             note = Text("\n" + visible(c.note), style="yellow")
             self.query_one("#ev-diff", Static).update(note if not c.rows else _Group(table, note))
