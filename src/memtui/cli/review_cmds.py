@@ -85,7 +85,8 @@ def _detail_dict(d) -> dict:
         "createdAt": iso(d.created_at), "lastValidatedAt": iso(d.last_validated_at),
         "lastUsedAt": iso(d.last_used_at), "expiresAt": iso(d.expires_at),
         "expiresAfterDays": d.expires_after_days, "reviewAfterDays": d.review_after_days,
-        "supersededBy": d.superseded_by, "version": d.version,
+        "supersededBy": d.superseded_by, "sources": list(d.sources), "compactionStatus": d.compaction_status,
+        "version": d.version,
         "evidence": [
             {"type": e.type, "path": e.path, "commitSha": e.commit_sha,
              "lines": [e.line_start, e.line_end] if e.line_start is not None else None,
@@ -132,6 +133,12 @@ def show(
     if d.failure_class:
         _echo(f"  failure:    {d.failure_class}   promotion {d.promotion_status}")
     _echo(f"  created:    {iso(d.created_at)}   last validated {iso(d.last_validated_at) or '-'}")
+    if d.superseded_by:
+        _echo(f"  superseded by {d.superseded_by}")
+    if d.sources:
+        _echo(f"  made from:  {', '.join(d.sources)}"
+              + ("   (compaction pending review: they stay in use until it is approved)"
+                 if d.compaction_status == "pending_review" else ""))
     _echo(f"  evidence ({len(d.evidence)}):")
     for e in d.evidence:
         _echo(f"    - {e.type:<10} {e.location}  [{e.status}]")

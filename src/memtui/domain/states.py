@@ -48,7 +48,7 @@ TRANSITIONS: dict[State, frozenset[State]] = {
                              S.DEPRECATED, S.ARCHIVED, S.BLOCKED}),
     S.INVALIDATED: frozenset({S.NEEDS_REVIEW, S.ARCHIVED, S.BLOCKED}),
     S.REJECTED: frozenset({S.CANDIDATE, S.ARCHIVED, S.BLOCKED}),
-    S.SUPERSEDED: frozenset({S.ARCHIVED, S.BLOCKED}),
+    S.SUPERSEDED: frozenset({S.INVALIDATED, S.REJECTED, S.ARCHIVED, S.BLOCKED}),  # a retracted source (issue 10)
     S.EXPIRED: frozenset({S.NEEDS_REVIEW, S.ACTIVE, S.ARCHIVED, S.BLOCKED}),
     S.DEPRECATED: frozenset({S.NEEDS_REVIEW, S.ARCHIVED, S.BLOCKED}),
     S.ARCHIVED: frozenset({S.NEEDS_REVIEW, S.BLOCKED}),

@@ -44,6 +44,10 @@ def propose_compactions(engine: Engine, now: datetime, *, repository_id: str | N
                 stale.add(mid)
         clustered = {m for c in session.exec(select(DuplicateCluster).where(DuplicateCluster.status == "open"))
                      for m in c.members}
+        # an accepted compaction waiting for review holds its members and its new memory (issue 10, item 6)
+        pending = {m for p in session.exec(select(CompactionProposal).where(
+            CompactionProposal.status == "pending_review")) for m in [*p.members, p.new_memory_id]}
+        memories = [m for m in memories if m.memory_id not in pending]
         candidates = [CompactionCandidate(
             m.memory_id, m.type, m.state, m.statement, m.tenant_id, m.repository_id, m.module_path,
             frozenset(anchors[m.memory_id]), stale=m.memory_id in stale, conflicted=m.conflict_state == "open",

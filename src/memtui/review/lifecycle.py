@@ -13,8 +13,11 @@ from memtui.clock import new_event_id, utcnow
 from memtui.domain.invariants import (Actor, EvidenceFacts, MemoryFacts, ScopeRefused, check_actor_scope,
                                       check_transition)
 from memtui.domain.states import LIVE_STATES, State
-from memtui.review import chain
-from memtui.store.models import Evidence, Memory, StateHistory
+from memtui.review import chain, lineage
+from memtui.store.models import Evidence, Memory, MemoryConflict, StateHistory
+
+#: States in which a memory is out of use: it cannot conflict with anything.
+RETIRED_STATES = ("invalidated", "rejected", "superseded", "archived", "blocked", "expired", "deprecated")
 
 
 class MemoryNotFound(LookupError):
@@ -113,6 +116,7 @@ def transition(
         decision_id=decision_id,
         created_at=now,
     )
+    before = memory.state
     memory.state = to.value
     if review_state is not None:
         memory.review_state = review_state
@@ -120,7 +124,123 @@ def transition(
         memory.last_validated_at = now
     session.add(memory)
     session.add(event)
+    if compensates is None:
+        _follow_lineage(session, memory, before, actor, decision_id=decision_id, job_id=job_id)
+    elif before == State.ACTIVE.value:
+        _reopen_compaction(session, memory, actor, decision_id=decision_id)
     return event
+
+
+def _follow_lineage(session: Session, memory: Memory, before: str, actor: Actor, *,
+                    decision_id: str | None, job_id: str | None) -> None:
+    """What a state change means for the memories made from or into ``memory`` (issue 10, items 6-7).
+
+    * A compacted memory that becomes active supersedes the members of its pending proposal (not
+      the kept ones): until then they stay in use, so accepting a compaction never empties recall.
+    * A pending compacted memory rejected or archived withdraws its proposal; the members stay.
+    * A source invalidated, rejected, archived or blocked sends each memory derived from it to
+      review naming it (seed 000 §20.3). Archiving a source already superseded is housekeeping and
+      does not count.
+    """
+    to = memory.state
+    if memory.proposer_type == "compaction":
+        proposal = lineage.compaction_of(session, memory.memory_id)
+        if proposal is not None and proposal.status == "pending_review":
+            if to == State.ACTIVE.value:
+                _complete_compaction(session, memory, proposal, actor, decision_id=decision_id, job_id=job_id)
+            elif to in ("rejected", "archived", "invalidated", "blocked"):
+                proposal.status = "withdrawn"
+                session.add(proposal)
+    if to in lineage.RETRACTED_STATES and not (to == "archived" and before == State.SUPERSEDED.value):
+        session.flush()
+        for derived_id in lineage.derived_of(session, memory):
+            derived = session.get(Memory, derived_id)
+            if derived is None:
+                continue
+            why = f"lineage: source {memory.memory_id} is {to} (seed 000 §20.3)"
+            if derived.state in lineage.REVIEWABLE_STATES:
+                transition(session, derived, State.NEEDS_REVIEW.value, actor, reason=why,
+                           review_state="pending", decision_id=decision_id, job_id=job_id)
+            elif derived.state == State.NEEDS_REVIEW.value:
+                record_note(session, derived, actor, why, decision_id=decision_id, job_id=job_id)
+
+
+def _complete_compaction(session: Session, new: Memory, proposal, actor: Actor, *,
+                         decision_id: str | None, job_id: str | None) -> None:
+    """The compacted memory is active: its members (but the kept ones) are superseded by it."""
+    keep = lineage.kept_members(session, proposal)
+    proposal.status = "accepted"
+    session.add(proposal)
+    for mid in proposal.members:
+        m = session.get(Memory, mid)
+        if m is None or mid in keep or m.state == State.SUPERSEDED.value:
+            continue
+        if m.state in RETIRED_STATES:
+            record_note(session, m, actor, f"{new.memory_id} is active; {mid} was already {m.state}",
+                        decision_id=decision_id, job_id=job_id)
+            continue
+        transition(session, m, State.SUPERSEDED.value, actor,
+                   reason=f"compacted into {new.memory_id} ({proposal.proposal_id}), now active",
+                   decision_id=decision_id, job_id=job_id)
+        m.superseded_by = new.memory_id
+        session.add(m)
+        session.flush()
+        close_conflicts_of_retired(session, m, actor, decision_id, job_id)
+
+
+def _reopen_compaction(session: Session, new: Memory, actor: Actor, *, decision_id: str | None) -> None:
+    """Undoing the activation of a compacted memory gives its members back their use: each member
+    superseded when it became active returns to its state before, and the proposal is pending again."""
+    if new.proposer_type != "compaction":
+        return
+    proposal = lineage.compaction_of(session, new.memory_id)
+    if proposal is None or proposal.status != "accepted":
+        return
+    for mid in proposal.members:
+        m = session.get(Memory, mid)
+        if m is None or m.state != State.SUPERSEDED.value or m.superseded_by != new.memory_id:
+            continue
+        last = session.exec(select(StateHistory).where(StateHistory.memory_id == mid)
+                            .order_by(StateHistory.event_id.desc())).first()
+        if last is None or last.to_state != State.SUPERSEDED.value or last.from_state is None:
+            continue
+        transition(session, m, last.from_state, actor, reason=f"{new.memory_id} is no longer active: back in use",
+                   compensates=last.event_id, review_state=last.review_state_before, decision_id=decision_id)
+        m.superseded_by = None
+        session.add(m)
+    proposal.status = "pending_review"
+    session.add(proposal)
+
+
+def close_conflicts_of_retired(session: Session, memory: Memory, actor: Actor, decision_id: str | None,
+                               job_id: str | None = None) -> list[str]:
+    """A memory that left use (invalidated, rejected, superseded, archived, blocked) cannot conflict:
+    its open conflicts are resolved ("member retired") and the other member's flag refreshed."""
+    closed = []
+    for c in session.exec(select(MemoryConflict).where(
+            MemoryConflict.status == "open",
+            (MemoryConflict.memory_a == memory.memory_id) | (MemoryConflict.memory_b == memory.memory_id))):
+        c.status, c.resolution, c.resolved_by, c.resolved_at = "resolved", "member_retired", actor.id, utcnow()
+        session.add(c)
+        closed.append(c.conflict_id)
+    if closed:
+        session.flush()
+        for c_id in closed:
+            c = session.get(MemoryConflict, c_id)
+            for mid in (c.memory_a, c.memory_b):
+                other = session.get(Memory, mid)
+                refresh_conflict_state(session, other)
+                record_note(session, other, actor, f"conflict {c_id} closed: {memory.memory_id} is {memory.state}",
+                            decision_id=decision_id, job_id=job_id)
+    return closed
+
+
+def refresh_conflict_state(session: Session, memory: Memory) -> None:
+    """A memory's conflict flag: open while any conflict naming it is open, else resolved (or none)."""
+    rows = session.exec(select(MemoryConflict.status).where(
+        (MemoryConflict.memory_a == memory.memory_id) | (MemoryConflict.memory_b == memory.memory_id))).all()
+    memory.conflict_state = "open" if "open" in rows else ("resolved" if "resolved" in rows else "none")
+    session.add(memory)
 
 
 def create_memory(session: Session, memory: Memory, evidence: list[Evidence], actor: Actor,

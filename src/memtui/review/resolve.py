@@ -19,7 +19,9 @@ from sqlmodel import Session, select
 from memtui.clock import iso, new_event_id, utcnow
 from memtui.domain.invariants import Actor, LifecycleError
 from memtui.domain.states import is_allowed
-from memtui.review.lifecycle import create_memory, load_evidence, record_note, transition
+from memtui.review.lifecycle import (RETIRED_STATES, close_conflicts_of_retired, create_memory, load_evidence,  # noqa: F401
+                                     record_note, transition)
+from memtui.review.lifecycle import refresh_conflict_state as _refresh_conflict_state
 from memtui.store.models import (
     CompactionProposal,
     DuplicateCluster,
@@ -104,40 +106,6 @@ def _narrower(old: str | None, new: str | None) -> bool:
         return True
     old = old.strip("/")
     return new != old and new.startswith(old + "/")
-
-
-def close_conflicts_of_retired(session: Session, memory: Memory, actor: Actor, decision_id: str | None,
-                               job_id: str | None = None) -> list[str]:
-    """A memory that left use (invalidated, rejected, superseded, archived, blocked) cannot conflict:
-    its open conflicts are resolved ("member retired") and the other member's flag refreshed."""
-    closed = []
-    for c in session.exec(select(MemoryConflict).where(
-            MemoryConflict.status == "open",
-            (MemoryConflict.memory_a == memory.memory_id) | (MemoryConflict.memory_b == memory.memory_id))):
-        c.status, c.resolution, c.resolved_by, c.resolved_at = "resolved", "member_retired", actor.id, utcnow()
-        session.add(c)
-        closed.append(c.conflict_id)
-    if closed:
-        session.flush()
-        for c_id in closed:
-            c = session.get(MemoryConflict, c_id)
-            for mid in (c.memory_a, c.memory_b):
-                other = _memory(session, mid)
-                _refresh_conflict_state(session, other)
-                record_note(session, other, actor, f"conflict {c_id} closed: {memory.memory_id} is {memory.state}",
-                            decision_id=decision_id, job_id=job_id)
-    return closed
-
-
-RETIRED_STATES = ("invalidated", "rejected", "superseded", "archived", "blocked", "expired", "deprecated")
-
-
-def _refresh_conflict_state(session: Session, memory: Memory) -> None:
-    """A memory's conflict flag: open while any conflict naming it is open, else resolved (or none)."""
-    rows = session.exec(select(MemoryConflict.status).where(
-        (MemoryConflict.memory_a == memory.memory_id) | (MemoryConflict.memory_b == memory.memory_id))).all()
-    memory.conflict_state = "open" if "open" in rows else ("resolved" if "resolved" in rows else "none")
-    session.add(memory)
 
 
 class ResolveService:
@@ -305,10 +273,12 @@ class ResolveService:
     def accept_compaction(self, proposal_id: str, actor: Actor, *, statement: str | None = None,
                           keep: list[str] | None = None, activate: bool = True) -> DecisionResult:
         """Accept a compaction proposal: a new memory with the (edited) statement and the union of
-        the members' evidence; members are superseded by it except those in ``keep`` (narrower ones
-        still useful). The new memory becomes active when ``activate``, every member was already
-        reviewed (active or approved) and the invariants allow (a broadened scope needs a lead);
-        otherwise it is a candidate in the review queue. Raises ResolveError and lifecycle errors
+        the members' evidence. The new memory becomes active when ``activate``, every member was
+        already reviewed (active or approved) and the invariants allow (a broadened scope needs a
+        lead); otherwise it is a candidate in the review queue and the proposal ``pending_review``.
+        Members (except those in ``keep``, narrower ones still useful) are superseded only when the
+        new memory becomes active, now or when a reviewer approves it: until then they stay in use
+        (issue 10, item 6; the rule lives in :mod:`memtui.review.lifecycle`). Raises ResolveError and lifecycle errors
         (SecretInComment when the edited statement holds a secret, issue 9)."""
         from memtui.safety.guard import refuse_secret_comment
 
@@ -357,29 +327,25 @@ class ResolveService:
                                              **{f: getattr(e, f) for f in _COPY_FIELDS}))
             create_memory(session, new, evidence, actor, reason=f"compaction {proposal_id} accepted: "
                           f"{', '.join(proposal.members)}", decision_id=decision.decision_id)
+            decision.payload = {"newMemory": new_id, "statement": text, "keep": sorted(keep)}
+            proposal.status, proposal.new_memory_id = "pending_review", new_id
+            proposal.decided_at, proposal.decided_by = now, actor.id
+            session.add_all([decision, proposal])
+            session.flush()
+            before = {m.memory_id: m.state for m in members}
             changes: dict[str, tuple[str, str]] = {}
-            if activate:
+            if activate:  # the lifecycle supersedes the members (but the kept ones) as it becomes active
                 transition(session, new, "active", actor, reason=f"compaction {proposal_id} accepted",
                            review_state="approved", decision_id=decision.decision_id)
                 changes[new_id] = ("candidate", "active")
             for m in members:
-                if m.memory_id in keep:
+                if m.state != before[m.memory_id]:
+                    changes[m.memory_id] = (before[m.memory_id], m.state)
+                elif m.memory_id in keep:
                     record_note(session, m, actor, f"kept beside compaction {new_id}", decision_id=decision.decision_id)
-                    continue
-                before = m.state
-                transition(session, m, "superseded", actor, reason=f"compacted into {new_id} ({proposal_id})",
-                           decision_id=decision.decision_id)
-                m.superseded_by = new_id
-                session.add(m)
-                changes[m.memory_id] = (before, "superseded")
-            session.flush()
-            for m in members:
-                if m.memory_id in changes:
-                    close_conflicts_of_retired(session, m, actor, decision.decision_id)
-            proposal.status, proposal.new_memory_id = "accepted", new_id
-            proposal.decided_at, proposal.decided_by = now, actor.id
-            session.add(proposal)
-            decision.payload = {"newMemory": new_id, "statement": text}
+                else:
+                    record_note(session, m, actor, f"compaction {proposal_id} pending: stays in use until {new_id} "
+                                "is approved", decision_id=decision.decision_id)
             return DecisionResult(decision.decision_id, "compaction", "accept", changes, new_id)
 
     def reject_compaction(self, proposal_id: str, actor: Actor) -> DecisionResult:

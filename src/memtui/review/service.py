@@ -33,7 +33,7 @@ from memtui.review.views import (
 from memtui.store.models import Memory, Revalidation, StateHistory
 
 QUEUE_RANK: dict[str, int] = {s.value: i for i, s in enumerate(QUEUE_STATES)}
-REJECTABLE_STATES = ("candidate", "approved", "active", "needs_review", "challenged")
+REJECTABLE_STATES = ("candidate", "approved", "active", "needs_review", "challenged", "superseded")
 
 
 class MemoryOutOfScope(MemoryNotFound):
@@ -298,6 +298,9 @@ class ReviewService:
             from memtui.safety.guard import shown_text
 
             statement, root_cause = shown_text(session, m)  # issue 9: never shown unredacted
+            from memtui.review import lineage
+
+            compaction = lineage.compaction_of(session, memory_id) if m.proposer_type == "compaction" else None
             return MemoryDetailView(
                 memory_id=m.memory_id, logical_memory_id=m.logical_memory_id, type=m.type,
                 statement=statement, scope=_scope(m), state=m.state, confidence=m.confidence,
@@ -314,6 +317,8 @@ class ReviewService:
                 revalidation_status=reval.status if reval else None,
                 revalidation_reasons=tuple(reval.reasons) if reval else (),
                 proposed_statement=reval.proposed_statement if reval else None,
+                sources=tuple(lineage.sources_of(session, memory_id)),
+                compaction_status=compaction.status if compaction else None,
             )
 
     def history(self, memory_id: str) -> list[EventView]:

@@ -146,6 +146,8 @@ class MemoryDetailView:
     revalidation_status: str | None = None
     revalidation_reasons: tuple[str, ...] = ()
     proposed_statement: str | None = None  # revalidation's edit when a named path moved
+    sources: tuple[str, ...] = ()  # the memories it was compacted or merged from (review.lineage)
+    compaction_status: str | None = None  # its compaction proposal's status: pending_review | accepted
 
 
 @dataclass(frozen=True)

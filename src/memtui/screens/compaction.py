@@ -1,6 +1,6 @@
 """Compaction proposals: the members on one side, the proposed statement and merged evidence on the other.
 
-``a`` accept (members superseded by the new memory), ``e`` edit the statement then accept,
+``a`` accept (members superseded by the new memory once it is active), ``e`` edit the statement then accept,
 ``x`` reject, ``u`` undo. A proposal whose scope is broader than its members' says so, and only
 a lead can accept it.
 """
@@ -131,8 +131,10 @@ class CompactionScreen(DecisionScreenMixin, Screen):
         kind = ("a new candidate (waits in the review queue, since "
                 f"{', '.join(unreviewed)} {'was' if len(unreviewed) == 1 else 'were'} never reviewed)"
                 if unreviewed else "a new active memory")
+        then = ("they stay in use until it is approved, then become superseded by it" if unreviewed
+                else "those become superseded by it")
         effect = (f"Creates {kind} with the statement\n  {text or p.proposed_statement}\n"
-                  f"and all the evidence of {ids}; those become superseded by it.\nUndo (u) restores them.")
+                  f"and all the evidence of {ids}; {then}.\nUndo (u) restores them.")
 
         def done(yes: bool | None) -> None:
             if yes:

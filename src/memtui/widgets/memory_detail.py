@@ -90,6 +90,11 @@ def render_detail(d: MemoryDetailView) -> list[Text]:
                                      f"   review every {d.review_after_days or '—'} d"))
     if d.superseded_by:
         lines.append(_row("superseded", f"by {d.superseded_by}"))
+    if d.sources:
+        lines.append(_row("made from", ", ".join(d.sources)))
+    if d.compaction_status == "pending_review":
+        lines.append(Text("⚑ compaction pending review: its members stay in use until it is approved",
+                          style="bold cyan"))
     if d.invalidation_policy:
         policies = "; ".join(f"{k}: {v}" for p in d.invalidation_policy for k, v in p.items())
         lines.append(_row("invalidate", policies))
