@@ -423,8 +423,34 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
             session.execute(sa.update(Memory.__table__)
                             .where(Memory.__table__.c.memory_id.in_([i.memory_id for i in included]))
                             .values(last_used_at=now))
+        pending = _pending_newer(session, [x for x in excluded if x.reason == "conflicted"])
         return RecallPack(pack_id, task, rscope, limit, now, tuple(included), tuple(excluded),
-                          summarize(excluded, limit), tuple(usage_ids))
+                          summarize(excluded, limit) + pending, tuple(usage_ids))
+
+
+def _pending_newer(session: Session, conflicted: list[ExcludedMemory]) -> tuple[str, ...]:
+    """For conflicts between dated facts among the excluded (issue 10, item 5): one line each saying a
+    newer fact is pending review, naming ids and the subject only (the texts stay out of the pack)."""
+    if not conflicted:
+        return ()
+    from memtui.review.resolve import newer_side
+    from memtui.store.models import MemoryConflict
+
+    by_id = {x.memory_id: x for x in conflicted}
+    ids = list(by_id)
+    rows = session.exec(select(MemoryConflict).where(
+        MemoryConflict.status == "open",
+        MemoryConflict.memory_a.in_(ids) | MemoryConflict.memory_b.in_(ids)).order_by(MemoryConflict.conflict_id))
+    lines = []
+    for c in rows:
+        side = newer_side(session, c.memory_a, c.memory_b)
+        if side is None or not (side[0] in by_id or side[1] in by_id):
+            continue
+        x = by_id.get(side[1]) or by_id.get(side[0])
+        about = f" about {x.subject}" if x.subject else ""
+        lines.append(f"a newer fact{about} is pending review: {side[0]} would supersede {side[1]} "
+                     f"(conflict {c.conflict_id}); neither is recalled until a reviewer decides")
+    return tuple(lines[:5])
 
 
 def _refuse_if_tampered(session: Session, memory_ids: list[str]) -> None:

@@ -106,17 +106,19 @@ def conflicts(
     for c in rows:
         a, b = c["memories"]
         _echo(f"{c['conflictId']}  [{c['severity']}] {c['status']}  A={a}  B={b}\n   {c['reason']}")
+        if c.get("proposedResolution"):
+            _echo(f"   proposed: {c['proposedResolution']['why']} (memtui resolve {c['conflictId']} keep-newer)")
 
 
 @app.command()
 def resolve(
     conflict_id: Annotated[str, typer.Argument(help="The conflict.")],
-    action: Annotated[str, typer.Argument(help="keep-a | keep-b | neither | not-a-conflict | narrow")],
+    action: Annotated[str, typer.Argument(help="keep-a | keep-b | keep-newer | neither | not-a-conflict | narrow")],
     supersede: Annotated[bool, typer.Option("--supersede", help="The loser is superseded by the winner, not invalidated.")] = False,
     scope: Annotated[Optional[list[str]], typer.Option("--scope", help="With narrow: ID=MODULE_PATH (repeatable).")] = None,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """Resolve a conflict with one of the five resolutions."""
+    """Resolve a conflict: keep one side, keep the newer (the older superseded), neither, not a conflict, or narrow."""
     from memtui.review.resolve import ResolveService
 
     scopes = {}

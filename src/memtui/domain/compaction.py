@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 
 #: Types that are never compacted (decisions keep their own record).
 NEVER_COMPACTED = frozenset({"architecture_decision", "evaluation_lesson", "task", "session"})
@@ -36,6 +37,8 @@ class CompactionCandidate:
     stale: bool = False
     conflicted: bool = False
     in_duplicate_cluster: bool = False
+    created_at: datetime | None = None
+    order: int = 0  # position among observations recorded at the same time (an MCP entity's list)
 
 
 @dataclass(frozen=True)
@@ -167,3 +170,55 @@ def propose(candidates: list[CompactionCandidate]) -> list[Proposal]:
                                       tuple(shared) or (anchor,), broadens, notes))
             taken.update(group)
     return sorted(proposals, key=lambda p: p.proposal_id)
+
+
+# ---- log-like groups (issue 10, item 5) -------------------------------------------------------
+
+#: At least this many observations of one subject that differ only in numbers, dates, versions or
+#: durations are a log, not knowledge: one compaction proposal keeps the latest instead of pairwise
+#: duplicates and "different number" conflicts between them.
+LOG_MIN_MEMBERS = 8
+_VALUE = re.compile(r"(?<![A-Za-z])[-+]?\d[\d.,:/_-]*(?:[a-z%]{1,3}\b)?", re.I)
+
+
+def log_key(statement: str) -> str:
+    """The statement with every number, date, version or duration masked as ``#``, lower case,
+    spaces collapsed (``"ExportJob: 242 tests passed."`` -> ``"exportjob: # tests passed"``)."""
+    return " ".join(_VALUE.sub("#", statement.lower()).split()).rstrip(".;")
+
+
+def _newest_last(c: CompactionCandidate) -> tuple:
+    return (c.created_at or datetime.min, c.order, c.memory_id)
+
+
+def log_groups(candidates: list[CompactionCandidate]) -> list[list[CompactionCandidate]]:
+    """Groups of >= LOG_MIN_MEMBERS live memories of one (tenant, repository, module, type) whose
+    statements share one :func:`log_key` holding a masked value, each oldest first; sorted by the
+    first member's id. Conflicted and unreviewed members count: their conflicts are the bloat."""
+    groups: dict[tuple, list[CompactionCandidate]] = {}
+    for c in candidates:
+        if c.state not in COMPACTABLE_STATES or c.stale or c.type in NEVER_COMPACTED:
+            continue
+        key = log_key(c.statement)
+        if "#" in key:
+            groups.setdefault((c.tenant_id, c.repository_id, c.module_path, c.type, key), []).append(c)
+    out = [sorted(g, key=_newest_last) for g in groups.values() if len(g) >= LOG_MIN_MEMBERS]
+    return sorted(out, key=lambda g: min(c.memory_id for c in g))
+
+
+def propose_log_compactions(candidates: list[CompactionCandidate]) -> list[Proposal]:
+    """One proposal per log-like group: every observation compacted into the latest one (the reviewer
+    edits the text before accepting when a summary reads better). Deterministic."""
+    proposals = []
+    for group in log_groups(candidates):
+        ids = tuple(sorted(c.memory_id for c in group))
+        newest = group[-1]
+        values = sorted({v for c in group for v in _VALUE.findall(c.statement)}, key=lambda v: (len(v), v))
+        shown = ", ".join(values[:3]) + (f" … {values[-1]}" if len(values) > 4 else
+                                         (f", {values[3]}" if len(values) == 4 else ""))
+        pid = "memcomp_" + hashlib.sha256(("log\x00" + "\x00".join(ids)).encode()).hexdigest()[:16]
+        note = (f"log-like: {len(ids)} observations of \u201c{log_key(newest.statement)}\u201d "
+                f"({len(values)} values: {shown}); accepting keeps the latest as one memory")
+        proposals.append(Proposal(pid, ids, newest.statement, newest.type, newest.tenant_id, newest.repository_id,
+                                  newest.module_path, (log_key(newest.statement),), False, (note,)))
+    return proposals

@@ -133,7 +133,7 @@ def parse_mcp(files: list[Path], ctx: ImportContext) -> Parsed:
         for name, entry in entities.items():
             etype = entry["type"]
             occurrences: dict[str, int] = {}
-            for obs, line in entry["obs"]:
+            for position, (obs, line) in enumerate(entry["obs"], 1):
                 statement = " ".join(obs.split())
                 if not statement:
                     continue
@@ -145,7 +145,7 @@ def parse_mcp(files: list[Path], ctx: ImportContext) -> Parsed:
                 it = Item(fmt="mcp", path=str(path), source=source, index=len(out.items) - first, line=line,
                           anchor=anchor, statement=statement, type=mtype, repository_id=ctx.repository_id,
                           tenant_id=ctx.tenant_id, applies_to=[name],
-                          tags=[tag("entity", name), tag("entityType", etype)],
+                          tags=[tag("entity", name), tag("entityType", etype), tag("observation", str(position))],
                           evidence=[{"type": "ref", "ref": f"mcp-memory:{source} entity {name}"}],
                           proposer_type="mcp-memory", proposer_id=name)
                 out.items.append(it)

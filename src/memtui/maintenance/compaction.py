@@ -11,7 +11,8 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from memtui.domain.compaction import CompactionCandidate, propose
+from memtui.domain.compaction import CompactionCandidate, propose, propose_log_compactions
+from memtui.domain.temporal import observation_order
 from memtui.maintenance.jobs import JobResult, job_transaction, sync_proposals
 from memtui.store.models import CompactionProposal, DuplicateCluster, Evidence, Memory
 
@@ -51,8 +52,12 @@ def propose_compactions(engine: Engine, now: datetime, *, repository_id: str | N
         candidates = [CompactionCandidate(
             m.memory_id, m.type, m.state, m.statement, m.tenant_id, m.repository_id, m.module_path,
             frozenset(anchors[m.memory_id]), stale=m.memory_id in stale, conflicted=m.conflict_state == "open",
-            in_duplicate_cluster=m.memory_id in clustered) for m in memories]
-        proposals = propose(candidates)
+            in_duplicate_cluster=m.memory_id in clustered, created_at=m.created_at,
+            order=observation_order(m.tags)) for m in memories]
+        logs = propose_log_compactions(candidates)  # log-like groups first: one proposal each, not pairs
+        in_logs = {mid for p in logs for mid in p.members}
+        proposals = sorted(logs + propose([c for c in candidates if c.memory_id not in in_logs]),
+                           key=lambda p: p.proposal_id)
         result.selected = len(candidates)
         existing = {p.proposal_id: p for p in session.exec(select(CompactionProposal))}
         proposed = {p.proposal_id: p for p in proposals}
@@ -101,3 +106,4 @@ def compaction_records(engine: Engine) -> list[dict[str, Any]]:
             **({"newMemoryId": r.new_memory_id} if r.new_memory_id else {}),
         })
     return out
+

@@ -125,12 +125,17 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
 
 def conflict_records(engine: Engine) -> list[dict[str, Any]]:
     """Every conflict record in the design's shape (seed 000 §10.3), open ones first, then by id."""
+    from memtui.review.resolve import newer_side
+
     with Session(engine) as session:
         rows = list(session.exec(select(MemoryConflict)))
-    rows.sort(key=lambda c: (c.status != "open", c.conflict_id))
+        rows.sort(key=lambda c: (c.status != "open", c.conflict_id))
+        newer = {c.conflict_id: newer_side(session, c.memory_a, c.memory_b) for c in rows if c.status == "open"}
     return [{
         "conflictId": c.conflict_id, "severity": c.severity,
         "scope": {"tenantId": c.tenant_id, "repositoryId": c.repository_id, "modulePath": c.module_path},
         "memories": [c.memory_a, c.memory_b], "status": c.status, "action": c.action, "reason": c.reason,
         **({"resolution": c.resolution, "resolvedBy": c.resolved_by} if c.resolution else {}),
+        **({"proposedResolution": {"action": "keep_newer", "keep": n[0], "supersede": n[1], "why": n[2]}}
+           if (n := newer.get(c.conflict_id)) else {}),
     } for c in rows]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from sqlmodel import Session, select
 
-from memtui.store.models import CompactionProposal, Memory, ReviewDecision
+from memtui.store.models import CompactionProposal, Memory, ReviewDecision, StateHistory
 
 #: A source entering one of these states takes its derived memory back to review (seed 000 §20.3).
 RETRACTED_STATES = frozenset({"invalidated", "rejected", "archived", "blocked"})
@@ -30,9 +30,21 @@ def compaction_of(session: Session, derived_id: str) -> CompactionProposal | Non
         CompactionProposal.status.in_(("pending_review", "accepted")))).first()
 
 
+def _merged_into(session: Session, memory_id: str) -> bool:
+    """Whether the newest ``superseded`` event of ``memory_id`` belongs to a merge decision."""
+    event = session.exec(select(StateHistory).where(
+        StateHistory.memory_id == memory_id, StateHistory.to_state == "superseded")
+        .order_by(StateHistory.event_id.desc())).first()
+    if event is None or event.decision_id is None:
+        return False
+    decision = session.get(ReviewDecision, event.decision_id)
+    return decision is not None and decision.kind == "merge"
+
+
 def sources_of(session: Session, derived_id: str) -> list[str]:
     """Ids of the memories ``derived_id`` was compacted or merged from, sorted; [] when none."""
-    ids = set(session.exec(select(Memory.memory_id).where(Memory.superseded_by == derived_id)).all())
+    ids = {mid for mid in session.exec(select(Memory.memory_id).where(Memory.superseded_by == derived_id))
+           if _merged_into(session, mid)}
     proposal = compaction_of(session, derived_id)
     if proposal is not None:
         ids |= set(proposal.members)
@@ -41,9 +53,9 @@ def sources_of(session: Session, derived_id: str) -> list[str]:
 
 
 def derived_of(session: Session, source: Memory) -> list[str]:
-    """Ids of the memories made from ``source``: what it was superseded by (a merge or compaction)
+    """Ids of the memories made from ``source``: what a merge superseded it by
     and the new memory of every accepted or pending compaction listing it as a member (kept ones too)."""
-    ids = {source.superseded_by} if source.superseded_by else set()
+    ids = {source.superseded_by} if source.superseded_by and _merged_into(session, source.memory_id) else set()
     for p in session.exec(select(CompactionProposal).where(
             CompactionProposal.status.in_(("pending_review", "accepted")),
             CompactionProposal.new_memory_id.is_not(None))):

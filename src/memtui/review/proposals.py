@@ -51,6 +51,7 @@ class ConflictView:
     resolution: str | None
     a: MemoryDetailView
     b: MemoryDetailView
+    newer: tuple[str, str, str] | None = None  # (newer id, older id, why): the proposed "newer supersedes older"
 
 
 @dataclass(frozen=True)
@@ -97,14 +98,19 @@ class ProposalQueries:
 
     def conflicts(self, status: str | None = "open") -> list[ConflictView]:
         """Conflict records (default: open), high severity first."""
+        from memtui.review.resolve import newer_side
+
         with Session(self.engine) as s:
             q = select(MemoryConflict)
             if status:
                 q = q.where(MemoryConflict.status == status)
             rows = list(s.exec(q))
+            newer = {c.conflict_id: newer_side(s, c.memory_a, c.memory_b) for c in rows if c.status == "open"}
         order = {"high": 0, "medium": 1, "low": 2}
-        rows.sort(key=lambda c: (order.get(c.severity, 3), c.conflict_id))
-        return [ConflictView(c.conflict_id, c.severity, c.status, c.reason, c.action, c.resolution, *pair)
+        # a conflict with a proposed resolution (newer supersedes older) first: the quickest to decide
+        rows.sort(key=lambda c: (newer.get(c.conflict_id) is None, order.get(c.severity, 3), c.conflict_id))
+        return [ConflictView(c.conflict_id, c.severity, c.status, c.reason, c.action, c.resolution, *pair,
+                             newer=newer.get(c.conflict_id))
                 for c in rows if (pair := self._details((c.memory_a, c.memory_b))) is not None]
 
     def proposals(self, status: str | None = "open") -> list[ProposalView]:

@@ -19,6 +19,7 @@ from sqlmodel import Session, select
 from memtui.clock import iso, new_event_id, utcnow
 from memtui.domain.invariants import Actor, LifecycleError
 from memtui.domain.states import is_allowed
+from memtui.domain.temporal import Dated, newer, observation_order
 from memtui.review.lifecycle import (RETIRED_STATES, close_conflicts_of_retired, create_memory, load_evidence,  # noqa: F401
                                      record_note, transition)
 from memtui.review.lifecycle import refresh_conflict_state as _refresh_conflict_state
@@ -33,7 +34,7 @@ from memtui.store.models import (
     StateHistory,
 )
 
-CONFLICT_ACTIONS = ("keep_a", "keep_b", "neither", "not_a_conflict", "narrow")
+CONFLICT_ACTIONS = ("keep_a", "keep_b", "neither", "not_a_conflict", "narrow", "keep_newer")
 _EVIDENCE_KEY = ("type", "path", "commit_sha", "line_start", "line_end", "symbol", "target", "ref")
 _COPY_FIELDS = ("type", "repository_id", "path", "commit_sha", "line_start", "line_end", "symbol", "target",
                 "ref", "span_hash", "excerpt", "status", "current_path", "current_line_start", "current_line_end",
@@ -95,6 +96,35 @@ def _decision(session: Session, kind: str, subject: str, action: str, actor: Act
                        actor_id=actor.id, payload=payload, created_at=utcnow())
     session.add(d)
     return d
+
+
+def _dated(m: Memory) -> Dated:
+    source = f"{m.proposer_type}:{m.proposer_id}" if m.proposer_type and m.proposer_id else None
+    return Dated(m.memory_id, m.created_at, source, observation_order(m.tags))
+
+
+def newer_side(session: Session, memory_a: str, memory_b: str) -> tuple[str, str, str] | None:
+    """The proposed resolution of a conflict between two dated facts (issue 10, item 5): ``(newer id,
+    older id, why)`` when one is recorded later (:func:`memtui.domain.temporal.newer`), else None."""
+    a, b = session.get(Memory, memory_a), session.get(Memory, memory_b)
+    if a is None or b is None:
+        return None
+    winner = newer(_dated(a), _dated(b))
+    if winner is None:
+        return None
+    new, old = (a, b) if winner == a.memory_id else (b, a)
+    na, nb = observation_order(new.tags), observation_order(old.tags)
+    when = (f"observation {na} after {nb}" if na and nb and na != nb
+            else f"{iso(new.created_at)[:10]} after {iso(old.created_at)[:10]}")
+    return new.memory_id, old.memory_id, f"newer supersedes older: {new.memory_id} ({when}) replaces {old.memory_id}"
+
+
+def _open_conflict_partners(session: Session, memory_id: str) -> set[str]:
+    """The memories ``memory_id`` is in an open conflict with."""
+    rows = session.exec(select(MemoryConflict).where(
+        MemoryConflict.status == "open",
+        (MemoryConflict.memory_a == memory_id) | (MemoryConflict.memory_b == memory_id)))
+    return {c.memory_b if c.memory_a == memory_id else c.memory_a for c in rows}
 
 
 def _narrower(old: str | None, new: str | None) -> bool:
@@ -200,7 +230,7 @@ class ResolveService:
     def resolve_conflict(self, conflict_id: str, action: str, actor: Actor, *, supersede: bool = False,
                          scopes: dict[str, dict[str, Any]] | None = None) -> DecisionResult:
         """Resolve a conflict: ``keep_a`` (B invalidated, or superseded by A with ``supersede``),
-        ``keep_b``, ``neither`` (both invalidated), ``not_a_conflict`` (remembered; never reopened),
+        ``keep_b``, ``keep_newer`` (the later-recorded fact kept, the older superseded by it), ``neither`` (both invalidated), ``not_a_conflict`` (remembered; never reopened),
         or ``narrow`` (both stay valid; ``scopes`` maps memory id -> {modulePath, appliesTo,
         doesNotApplyTo} to narrow each). Raises ResolveError and lifecycle errors."""
         if action not in CONFLICT_ACTIONS:
@@ -211,6 +241,12 @@ class ResolveService:
             if conflict.status != "open":
                 raise ResolveError(f"conflict {conflict_id} is {conflict.status}, not open")
             a, b = _memory(session, conflict.memory_a), _memory(session, conflict.memory_b)
+            if action == "keep_newer":  # the proposed resolution of dated facts: the older is superseded
+                side = newer_side(session, a.memory_id, b.memory_id)
+                if side is None:
+                    raise ResolveError(f"conflict {conflict_id}: neither memory is recorded later than the other; "
+                                       "use keep-a or keep-b")
+                action, supersede = ("keep_a" if side[0] == a.memory_id else "keep_b"), True
             decision = _decision(session, "conflict", conflict_id, action, actor, {})
             payload: dict[str, Any] = {"conflictState": {a.memory_id: a.conflict_state, b.memory_id: b.conflict_state},
                                        "scopes": {}, "supersededBy": {}}
@@ -293,8 +329,9 @@ class ResolveService:
             if not text:
                 raise ResolveError("the compacted statement cannot be empty")
             members = [_memory(session, m) for m in proposal.members]
-            for m in members:
-                if m.conflict_state == "open":
+            inside = set(proposal.members)
+            for m in members:  # conflicts among the members themselves (a log's values) end with it
+                if m.conflict_state == "open" and _open_conflict_partners(session, m.memory_id) - inside:
                     raise ResolveError(f"{m.memory_id} is in an open conflict; compaction never includes it")
             keep = set(keep or [])
             unknown = keep - set(proposal.members)

@@ -1,7 +1,8 @@
 """Conflicts: memory A and memory B side by side, each with its evidence at HEAD, and one key per resolution.
 
-``a`` keep A (B invalidated), ``b`` keep B, ``n`` neither, ``c`` not a conflict (remembered),
-``s`` both valid in narrower scopes (asks for each module path), ``u`` undo.
+``a`` keep A (B invalidated), ``b`` keep B, ``o`` the proposed "newer supersedes older" (dated facts),
+``n`` neither, ``c`` not a conflict (remembered), ``s`` both valid in narrower scopes (asks for each
+module path), ``u`` undo.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ def effect_of(action: str, a: str, b: str) -> str:
     return {
         "keep_a": f"{a} stays; {b} is invalidated (rejected if it is a candidate)",
         "keep_b": f"{b} stays; {a} is invalidated (rejected if it is a candidate)",
+        "keep_newer": f"the newer of {a} and {b} stays; the older is superseded by it",
         "neither": f"both are wrong: {a} and {b} are invalidated (rejected if candidates)",
         "not_a_conflict": f"{a} and {b} do not conflict: both stay, and this pair is never reported again",
         "narrow": "both stay valid, each in the narrower module path you gave",
@@ -56,6 +58,7 @@ class ConflictsScreen(DecisionScreenMixin, Screen):
     BINDINGS = [
         Binding("a", "resolve('keep_a')", "Keep A", id="conflicts.keep_a"),
         Binding("b", "resolve('keep_b')", "Keep B", id="conflicts.keep_b"),
+        Binding("o", "resolve('keep_newer')", "Newer wins", id="conflicts.keep_newer"),
         Binding("n", "resolve('neither')", "Neither", id="conflicts.neither"),
         Binding("c", "resolve('not_a_conflict')", "Not a conflict", id="conflicts.not_a_conflict"),
         Binding("s", "narrow", "Narrow scopes", id="conflicts.narrow"),
@@ -128,6 +131,8 @@ class ConflictsScreen(DecisionScreenMixin, Screen):
             self.query_one("#b", Static).update("")
             return
         reason = Text()
+        if c.newer:
+            reason.append(f"proposed: {visible(c.newer[2])} — o accepts\n", style="bold cyan")
         reason.append(f"{c.conflict_id}  ", style="bold")
         reason.append(f"[{c.severity}] ", style="bold red" if c.severity == "high" else "yellow")
         reason.append(visible(c.reason))
@@ -144,7 +149,10 @@ class ConflictsScreen(DecisionScreenMixin, Screen):
             return
         from memtui.screens.dialogs import ConfirmDialog
 
-        effect = effect_of(action, c.a.memory_id, c.b.memory_id)
+        if action == "keep_newer" and not c.newer:
+            self.notify("Neither memory was recorded later than the other: choose a or b.", severity="warning")
+            return
+        effect = c.newer[2] if action == "keep_newer" else effect_of(action, c.a.memory_id, c.b.memory_id)
 
         def done(yes: bool | None) -> None:
             if yes:
