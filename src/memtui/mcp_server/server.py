@@ -205,8 +205,13 @@ class MemtuiAgentServer:
             out = propose_memory(self.engine, proposal, self.agent(ctx))
         except ProposalRefused as exc:
             raise ToolError(str(exc)) from None
-        lines = [(f"{out.memory_id}: proposed as a {out.state} for review in {out.scope_label}" if out.created
-                  else f"{out.memory_id}: not written again: the same proposal is already in the store ({out.state})")]
+        if not out.created:
+            head = f"{out.memory_id}: not written again: the same proposal is already in the store ({out.state})"
+        elif out.state == "blocked":
+            head = f"{out.memory_id}: stored blocked in {out.scope_label}, not as a candidate"
+        else:
+            head = f"{out.memory_id}: proposed as a candidate for review in {out.scope_label}"
+        lines = [head]
         if out.secret_types:
             lines.append(f"blocked: the proposal held a secret ({', '.join(out.secret_types)}); it is stored redacted "
                          "and never recalled -- do not put credentials in memory")
@@ -217,8 +222,8 @@ class MemtuiAgentServer:
             lines.append(f"{what} {sim.memory_id} ({sim.state}, score {sim.score:g})")
         if not out.similar:
             lines.append("no near-duplicate or conflicting memory in this scope")
-        if out.promotion:
-            lines.append(f"promotion: {out.promotion}; a reviewer decides")
+        if out.promotion and out.state == "candidate":
+            lines.append(f"not promoted automatically: {out.promotion}")
         data = {"memoryId": out.memory_id, "state": out.state, "created": out.created, "scope": out.scope_label,
                 "evidence": out.evidence_count, "secretTypes": list(out.secret_types),
                 "redacted": [{"field": f, "kind": k} for f, k in out.redacted],
