@@ -172,11 +172,13 @@ async def test_recall_returns_eligible_memories_only_with_exclusions(demo_db):
     await _recall_checks(demo_db)
 
 
-async def test_recall_default_limit_and_the_clients_name_as_actor(demo_db):
+async def test_recall_default_limit_scope_and_the_clients_name_as_actor(demo_db):
+    """No --scope, no scope argument: the demo store's only repository; the pack is the default 5."""
     async with mcp_session(demo_db, client="claude-code-test") as s:
-        result = await s.call_tool("recall", {"task": "add a validation rule", "scope": SCOPE})
+        result = await s.call_tool("recall", {"task": "add a validation rule"})
     ids = [m["memoryId"] for m in result.structured_content["memories"]]
     assert len(ids) == 5 and set(ids) <= VALIDATION_PACK
+    assert result.structured_content["scope"]["label"] == SCOPE
     assert any(x["reason"] == "over_limit" for x in result.structured_content["excluded"])
     actors = _rows(demo_db, "SELECT detail FROM memory_usage_events WHERE context_pack_id = :p",
                    p=result.structured_content["contextPackId"])

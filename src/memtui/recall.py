@@ -191,6 +191,20 @@ def check_known_scope(session: Session, scope: "Scope") -> None:
                           f"not {scope.tenant!r}")
 
 
+def sole_repository(engine: Engine, within: "Scope | None" = None) -> "Scope | None":
+    """The one repository the store knows inside ``within`` (a tenant scope, or None: anywhere), as a
+    :class:`memtui.domain.scopes.Scope` with its tenant; None when there are none or several."""
+    from memtui.domain.scopes import Scope
+
+    with Session(engine) as session:
+        found = []
+        for repo in sorted(known_repositories(session)):
+            for tenant in sorted(repository_tenants(session, repo)) or ["default"]:
+                if within is None or within.tenant in (None, tenant):
+                    found.append(Scope(tenant, repo))
+        return found[0] if len(found) == 1 else None
+
+
 def resolve_any_scope(engine: Engine, text: str) -> "Scope":
     """A scope as recall writes it (``repository:NAME[/module]``) or as reviewer scopes are written
     (``tenant[/repository[/module]]``, ``*``), checked against the store, as a

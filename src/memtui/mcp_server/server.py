@@ -53,7 +53,8 @@ INSTRUCTIONS = (
 
 
 ScopeArg = Annotated[str | None, Field(description=(
-    "repository:NAME[/module/path] or tenant/repository[/module/path]; default: the server's scope"))]
+    "repository:NAME[/module/path] or tenant/repository[/module/path]; default: the server's scope "
+    "(or the store's only repository)"))]
 
 
 def _plain(value: Any) -> Any:
@@ -118,6 +119,14 @@ class MemtuiAgentServer:
         return scope
 
     def recall_scope_arg(self, text: str | None) -> Scope:
+        """The recall scope: the argument, else the server's scope, else the store's only repository
+        (inside the server's tenant); it must name a repository."""
+        from memtui.recall import sole_repository
+
+        if (text is None or not text.strip()) and (self.scope is None or self.scope.repository is None):
+            only = sole_repository(self.engine, self.scope)
+            if only is not None:
+                return only
         scope = self.scope_arg(text)
         if scope.repository is None:
             raise ToolError(f"scope: {scope.label} names no repository; recall needs repository:NAME[/module] "
