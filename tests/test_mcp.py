@@ -414,3 +414,36 @@ async def test_recall_and_propose_on_postgresql(store_url, tmp_path):
     _build_demo(store_url, tmp_path / "work")
     await _recall_checks(store_url)
     await _propose_checks(store_url)
+
+
+# ---- untrusted text -----------------------------------------------------------------------------
+
+async def test_untrusted_text_reaches_the_agent_as_plain_text(demo_db):
+    hostile = "RuleRegistry holds every registered \x1b[31mValidationRule\x1b[0m in a [bold]LinkedHashMap[/bold]\x07."
+    edited = _cli(["edit", "mem_registry_stores_rules", "--text", hostile, "--db", demo_db, "--actor", "loader"])
+    assert edited.exit_code == 0, edited.output
+    assert _state(demo_db, "mem_registry_stores_rules") == "active"
+    async with mcp_session(demo_db) as s:
+        got = await s.call_tool("get_memory", {"memory_id": "mem_registry_stores_rules"})
+        pack = await s.call_tool("recall", {"task": "add a validation rule", "limit": 20})
+    plain = "RuleRegistry holds every registered ValidationRule in a [bold]LinkedHashMap[/bold]\\x07."
+    for answer in (got, pack):
+        text = _text(answer)
+        assert "\x1b" not in text and "\x07" not in text
+        assert plain in text  # markup left as literal text, the escape removed, the bell shown as \x07
+    assert got.structured_content["statement"] == plain
+    assert plain in [m["statement"] for m in pack.structured_content["memories"]]
+
+
+async def test_an_agent_never_sees_a_private_repository(demo_db):
+    made = _cli(["scope", "set-visibility", "order-service", "private", "--db", demo_db, "--actor", "loader"])
+    assert made.exit_code == 0, made.output
+    async with mcp_session(demo_db, "--scope", "acme/order-service") as s:
+        pack = await s.call_tool("recall", {"task": "add a validation rule", "limit": 20})
+        got = await s.call_tool("get_memory", {"memory_id": "mem_rule_ids_dotted"})
+        used = await s.call_tool("report_usage", {"memory_id": "mem_rule_ids_dotted", "outcome": "positive"})
+    assert not pack.is_error and pack.structured_content["memories"] == []
+    assert all(x["memoryId"] is None or not x["memoryId"].startswith("mem_rule") for x in
+               pack.structured_content["excluded"])
+    assert got.is_error and "not available" in _text(got)
+    assert used.is_error and "not available" in _text(used)
