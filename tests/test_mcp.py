@@ -297,6 +297,9 @@ async def _propose_checks(db: str) -> None:
             "statement": "Validation rules are registered through the RuleRegistry.", "type": "repo_convention",
             "scope": f"acme/order-service/{VALIDATION}",
             "evidence": [f"{VALIDATION}/RuleRegistry.java"]})
+        contradiction = await s.call_tool("propose_memory", {
+            "statement": "OrderValidator does not call RuleRegistry.", "type": "code_fact",
+            "scope": f"acme/order-service/{VALIDATION}", "evidence": [f"{VALIDATION}/OrderValidator.java"]})
         secret = await s.call_tool("propose_memory", {
             "statement": "The payment sandbox is reached with access key AKIAIOSFODNN7EXAMPLF.",
             "type": "code_fact", "scope": "repository:order-service",
@@ -327,6 +330,10 @@ async def _propose_checks(db: str) -> None:
     dups = paraphrase.structured_content["duplicateOf"]
     assert "mem_rule_registry_convention" in dups and "mem_rules_registered_via_registry" in dups
     assert "near-duplicate of mem_rule_registry_convention" in _text(paraphrase)
+
+    assert contradiction.structured_content["conflictsWith"] == ["mem_validator_calls_registry"]
+    assert contradiction.structured_content["duplicateOf"] == []
+    assert "conflicts with mem_validator_calls_registry (active" in _text(contradiction)
 
     assert not secret.is_error
     sid = secret.structured_content["memoryId"]
@@ -376,6 +383,13 @@ async def test_propose_refusals_name_the_argument(demo_db):
         assert answer.is_error, expected
         assert expected in _text(answer), (expected, _text(answer))
     assert _rows(demo_db, "SELECT count(*) FROM memory")[0][0] == before  # nothing half-written
+
+
+def test_mcp_command_refuses_a_bad_scope_before_serving(demo_db):
+    unknown = _cli(["mcp", "--db", demo_db, "--scope", "acme/billing"])
+    malformed = _cli(["mcp", "--db", demo_db, "--scope", "acme//x"])
+    assert unknown.exit_code == 2 and "--scope: unknown repository 'billing'" in unknown.output
+    assert malformed.exit_code == 2 and "--scope:" in malformed.output
 
 
 async def test_propose_outside_the_server_scope_is_refused(demo_db):

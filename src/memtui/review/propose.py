@@ -109,18 +109,19 @@ def similar_memories(session: Session, statement: str, scope: Scope, *, viewer: 
     memory, never ``exclude`` (the proposal itself).
 
     The one place a proposal meets the pair scorer (re-point it here): a pre-filter keeps the
-    :data:`_SHORTLIST` stored statements closest by the dedupe score
-    (:func:`memtui.maintenance.dedupe_index.score_keys` over :func:`match_key`); each is then judged
+    :data:`_SHORTLIST` stored statements closest by the dedupe score (the mean of rapidfuzz token
+    sort and token set ratios over :func:`match_key`, in bulk:
+    :func:`memtui.maintenance.dedupe_index.pair_scores`); each is then judged
     by :func:`memtui.domain.statements.judge_pair` (a conflict: negation, opposite predicate, other
     object or number) and is a duplicate when the judgement says so, or when the dedupe score
     reaches :data:`memtui.maintenance.dedupe_index.DEFAULT_THRESHOLD` with no material difference --
     the rules ``memtui maintain`` applies to stored pairs.
     """
-    from rapidfuzz import process
+    import numpy as np
 
     from memtui.domain.statements import judge_pair, material_difference
     from memtui.governance.visibility import restrict
-    from memtui.maintenance.dedupe_index import DEFAULT_THRESHOLD, match_key, score_keys
+    from memtui.maintenance.dedupe_index import DEFAULT_THRESHOLD, match_key, pair_scores
 
     if scope.tenant is None:
         return []
@@ -133,10 +134,11 @@ def similar_memories(session: Session, statement: str, scope: Scope, *, viewer: 
         return []
     key = match_key(statement)
     keys = [match_key(r[1]) for r in rows]
-    shortlist = process.extract(key, keys, scorer=lambda a, b, **_: score_keys(a, b), limit=_SHORTLIST,
-                                score_cutoff=_SHORTLIST_FLOOR)
+    scores = pair_scores([key] * len(keys), keys)  # the dedupe scorer in bulk (exact from its threshold up)
+    shortlist = [int(i) for i in np.argsort(-scores, kind="stable")[:_SHORTLIST] if scores[i] >= _SHORTLIST_FLOOR]
     found: list[SimilarMemory] = []
-    for _key, dedupe_score, i in shortlist:
+    for i in shortlist:
+        dedupe_score = float(scores[i])
         mid, text, _module, state = rows[i]
         judged = judge_pair(statement, text)
         if judged.kind == "conflict":
