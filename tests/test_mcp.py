@@ -52,10 +52,6 @@ NEVER = {
 BASE_TOOLS = {"recall", "get_memory", "report_usage", "report_harm"}
 
 
-def _url(path: Path) -> str:
-    return str(path)
-
-
 def _build_demo(url: str, workdir: Path) -> None:
     out = CliRunner().invoke(memtui_app, ["demo", "--no-tui", "--workdir", str(workdir), "--db", url,
                                           "--actor", "loader", "--role", "lead"])

@@ -146,8 +146,8 @@ class MemtuiAgentServer:
         label = "repository:" + s.repository + (f"/{s.module}" if s.module else "")
         try:
             pack = recall(self.engine, task, label, limit=limit, actor=self.agent(ctx), record=True)
-        except RecallError as exc:
-            raise ToolError(f"scope: {exc}") from None
+        except RecallError as exc:  # the scope was checked above: a store whose history does not hold (issue 9)
+            raise ToolError(f"recall refused: {exc}") from None
         return _answer(format_pack_markdown(pack), pack_to_json(pack))
 
     def available(self, memory_id: str, actor: Actor):
