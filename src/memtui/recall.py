@@ -19,7 +19,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -31,6 +31,9 @@ from memtui.domain.quality import _IDENTIFIER, eligibility, quality, quality_inp
 from memtui.review.views import EvidenceView
 from memtui.store.models import Evidence, HarmEvent, Memory, Repository, Revalidation, UsageEvent
 from memtui.text import visible
+
+if TYPE_CHECKING:
+    from memtui.domain.scopes import Scope
 
 SCOPE_PREFIX = "repository:"
 #: Cosine similarity (TF-IDF) from which a memory counts as relevant to the task.
@@ -174,6 +177,60 @@ def resolve_scope(session: Session, text: str) -> RecallScope:
     return scope
 
 
+def check_known_scope(session: Session, scope: "Scope") -> None:
+    """Refuse (:class:`RecallError`) a tenant/repository scope naming a repository the store does not
+    know, or a tenant that is not the repository's."""
+    if scope.tenant is None or scope.repository is None:
+        return
+    known = known_repositories(session)
+    if scope.repository not in known:
+        raise RecallError(f"unknown repository {scope.repository!r} (known: {', '.join(sorted(known)) or 'none'})")
+    tenants = repository_tenants(session, scope.repository)
+    if tenants and scope.tenant not in tenants:
+        raise RecallError(f"repository {scope.repository!r} belongs to tenant {', '.join(sorted(tenants))}, "
+                          f"not {scope.tenant!r}")
+
+
+def sole_repository(engine: Engine, within: "Scope | None" = None) -> "Scope | None":
+    """The one repository the store knows inside ``within`` (a tenant scope, or None: anywhere), as a
+    :class:`memtui.domain.scopes.Scope` with its tenant; None when there are none or several."""
+    from memtui.domain.scopes import Scope
+
+    with Session(engine) as session:
+        found = []
+        for repo in sorted(known_repositories(session)):
+            for tenant in sorted(repository_tenants(session, repo)) or ["default"]:
+                if within is None or within.tenant in (None, tenant):
+                    found.append(Scope(tenant, repo))
+        return found[0] if len(found) == 1 else None
+
+
+def resolve_any_scope(engine: Engine, text: str) -> "Scope":
+    """A scope as recall writes it (``repository:NAME[/module]``) or as reviewer scopes are written
+    (``tenant[/repository[/module]]``, ``*``), checked against the store, as a
+    :class:`memtui.domain.scopes.Scope` (the repository's tenant filled in). Raises
+    :class:`RecallError` for a malformed scope, an unknown repository, a tenant that is not the
+    repository's, or a repository of several tenants written without its tenant."""
+    from memtui.domain.scopes import Scope, ScopeSyntaxError
+    from memtui.domain.scopes import parse_scope as parse_tenant_scope
+
+    text = (text or "").strip()
+    with Session(engine) as session:
+        if text.startswith(SCOPE_PREFIX):
+            r = resolve_scope(session, text)
+            tenants = sorted(repository_tenants(session, r.repository_id)) or ["default"]
+            if len(tenants) > 1:
+                raise RecallError(f"scope {text!r}: repository {r.repository_id!r} belongs to several tenants "
+                                  f"({', '.join(tenants)}); write tenant/repository[/module]")
+            return Scope(tenants[0], r.repository_id, r.module_path)
+        try:
+            scope = parse_tenant_scope(text)
+        except ScopeSyntaxError as exc:
+            raise RecallError(f"{exc}; or write repository:NAME[/module]") from None
+        check_known_scope(session, scope)
+        return scope
+
+
 # ---- text relevance -------------------------------------------------------------------------
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -288,19 +345,37 @@ def _chunks(ids: list[str]) -> Iterable[list[str]]:
         yield ids[i:i + _CHUNK]
 
 
-def _load_pool(session: Session, scope: RecallScope, viewer: Actor | None = None):
-    """Memories of the scope's repository, and org-wide memories of its tenant(s), with evidence,
-    usage and harm counts and the latest revalidation (a handful of queries)."""
+def repository_tenants(session: Session, repository_id: str) -> set[str]:
+    """The tenant(s) of a repository: its registration and the memories that name it."""
     tenants = set(session.exec(select(Repository.tenant_id).where(
-        Repository.repository_id == scope.repository_id)).all())
+        Repository.repository_id == repository_id)).all())
     tenants.update(session.exec(select(Memory.tenant_id).where(
-        Memory.repository_id == scope.repository_id).distinct()).all())
+        Memory.repository_id == repository_id).distinct()).all())
+    return tenants
+
+
+def _pool_clause(session: Session, scope: RecallScope):
+    """Memories a recall in ``scope`` considers: the repository's, and org-wide ones of its tenant(s)."""
+    tenants = repository_tenants(session, scope.repository_id)
     cond = Memory.repository_id == scope.repository_id
     if tenants:
         cond = sa.or_(cond, sa.and_(Memory.repository_id.is_(None), Memory.tenant_id.in_(sorted(tenants))))
+    return cond
+
+
+def _load_pool(session: Session, scope: RecallScope | None, viewer: Actor | None = None,
+               memory_id: str | None = None):
+    """Memories of the scope's repository, and org-wide memories of its tenant(s) (only ``memory_id``
+    when given; ``scope`` None: no scope condition), with evidence, usage and harm counts and the
+    latest revalidation (a handful of queries)."""
     from memtui.governance.visibility import restrict  # only memory the actor may see (issue 9)
 
-    memories = list(session.exec(restrict(select(Memory).where(cond), session, viewer).order_by(Memory.memory_id)))
+    query = select(Memory)
+    if scope is not None:
+        query = query.where(_pool_clause(session, scope))
+    if memory_id is not None:
+        query = query.where(Memory.memory_id == memory_id)
+    memories = list(session.exec(restrict(query, session, viewer).order_by(Memory.memory_id)))
     ids = [m.memory_id for m in memories]
     evidence: dict[str, list[Evidence]] = defaultdict(list)
     usage: dict[str, Counter] = defaultdict(Counter)
@@ -374,25 +449,13 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
             shared = sorted(task_ids & mine)
             if rel < min_relevance and not shared:
                 continue
-            q = quality_input(m, ev, usage.get(m.memory_id), harm.get(m.memory_id, 0))
-            el = eligibility(q, scope_repository=rscope.repository_id, scope_module=rscope.module_path)
-            if not el.eligible:
+            item, el = _assess(m, ev, usage, harm, reval, rscope, rel)
+            if item is None:
                 excluded.append(ExcludedMemory(
                     m.memory_id, m.type, m.state, _primary_reason(el.reasons), el.reasons, rel,
                     _subject(m, ev, [task_original.get(s, s) for s in shared])))
                 continue
-            score = quality(q).overall
-            status_counts = Counter(e.status for e in ev)
-            r = reval.get(m.memory_id)
-            item = RecalledMemory(
-                memory_id=m.memory_id, type=m.type, statement=m.statement, tenant_id=m.tenant_id,
-                repository_id=m.repository_id, module_path=m.module_path,
-                applies_to=tuple(m.applies_to or ()), does_not_apply_to=tuple(m.does_not_apply_to or ()),
-                tags=tuple(m.tags or ()), review_state=m.review_state, last_validated_at=m.last_validated_at,
-                evidence_status=tuple(sorted(status_counts.items(), key=lambda kv: (-kv[1], kv[0]))),
-                revalidation_status=r.status if r else None, revalidated_at=r.checked_at if r else None,
-                evidence=tuple(_evidence_view(e) for e in ev), relevance=rel, quality=score, reasons=el.reasons,
-            )
+            score = item.quality
             # the subject is kept for the summary line, should the memory not fit the limit
             ranked.append((-rel, -score, m.memory_id, item, _subject(m, ev, [task_original.get(s, s) for s in shared])))
         ranked.sort(key=lambda t: (t[0], t[1], t[2]))
@@ -453,6 +516,48 @@ def _pending_newer(session: Session, conflicted: list[ExcludedMemory]) -> tuple[
     return tuple(lines[:5])
 
 
+def _assess(m: Memory, ev: list[Evidence], usage, harm, reval, rscope: RecallScope | None, rel: float):
+    """``(RecalledMemory, eligibility)`` for an eligible memory, ``(None, eligibility)`` otherwise
+    (``rscope`` None: the memory's own repository, no scope check)."""
+    q = quality_input(m, ev, usage.get(m.memory_id), harm.get(m.memory_id, 0))
+    el = eligibility(q, scope_repository=rscope.repository_id if rscope else None,
+                     scope_module=rscope.module_path if rscope else None)
+    if not el.eligible:
+        return None, el
+    status_counts = Counter(e.status for e in ev)
+    r = reval.get(m.memory_id)
+    return RecalledMemory(
+        memory_id=m.memory_id, type=m.type, statement=m.statement, tenant_id=m.tenant_id,
+        repository_id=m.repository_id, module_path=m.module_path,
+        applies_to=tuple(m.applies_to or ()), does_not_apply_to=tuple(m.does_not_apply_to or ()),
+        tags=tuple(m.tags or ()), review_state=m.review_state, last_validated_at=m.last_validated_at,
+        evidence_status=tuple(sorted(status_counts.items(), key=lambda kv: (-kv[1], kv[0]))),
+        revalidation_status=r.status if r else None, revalidated_at=r.checked_at if r else None,
+        evidence=tuple(_evidence_view(e) for e in ev), relevance=rel, quality=quality(q).overall,
+        reasons=el.reasons,
+    ), el
+
+
+def recall_memory(engine: Engine, memory_id: str, scope: str | RecallScope | None, actor: Actor | None = None
+                  ) -> RecalledMemory | None:
+    """The memory ``memory_id`` as a recall in ``scope`` could return it to ``actor``, or None:
+    not in the scope's pool (another repository, not visible to the actor, no such id) or not
+    eligible (blocked, conflicted, stale, not active, out of scope, low confidence). ``scope``
+    None: the memory's own repository (for an org-wide memory, no scope check). Relevance is 0
+    (there is no task). Writes nothing. Raises :class:`RecallError` for a malformed scope, an
+    unknown repository or a memory whose history does not hold (issue 9)."""
+    with Session(engine) as session:
+        rscope = scope if isinstance(scope, RecallScope) or scope is None else resolve_scope(session, scope)
+        memories, evidence, usage, harm, reval = _load_pool(session, rscope, actor, memory_id=memory_id)
+        if not memories:
+            return None
+        m = memories[0]
+        item, _ = _assess(m, evidence.get(m.memory_id, []), usage, harm, reval, rscope, 0.0)
+        if item is not None:
+            _refuse_if_tampered(session, [item.memory_id])
+        return item
+
+
 def _refuse_if_tampered(session: Session, memory_ids: list[str]) -> None:
     """Never publish memory whose history does not hold (issue 9, item 4): RecallError naming them."""
     from memtui.governance.integrity import TamperedStore, refuse_if_tampered
@@ -511,6 +616,24 @@ def _scope_text(m: RecalledMemory) -> str:
     return where + (f", {m.module_path}" if m.module_path else "")
 
 
+def recalled_lines(m: RecalledMemory) -> list[str]:
+    """One memory of a pack as Markdown lines: the statement, its scope, applies-to / does-not-apply-to,
+    verification, evidence and id (untrusted text: the caller passes the result through :func:`visible`)."""
+    lines: list[str] = []
+    lines.append(f"- {_one_line(m.statement)}")
+    lines.append(f"  - Scope: {_scope_text(m)}")
+    if m.applies_to:
+        lines.append(f"  - Applies to: {', '.join(m.applies_to)}")
+    if m.does_not_apply_to:
+        lines.append(f"  - Does not apply to: {', '.join(m.does_not_apply_to)}")
+    lines.append(f"  - Verification: {m.verification}")
+    locations = [e.current_location or e.location for e in m.evidence]
+    if locations:
+        lines.append("  - Evidence: " + ", ".join(f"`{_one_line(loc).replace('`', chr(39))}`" for loc in locations))
+    lines.append(f"  - Memory: {m.memory_id}")
+    return lines
+
+
 def format_pack_markdown(pack: RecallPack) -> str:
     """The pack as the small recall an agent reads (seed 003): "Relevant project memory", one bullet per
     memory with its scope, applies-to / does-not-apply-to, verification and evidence, then the exclusions."""
@@ -518,17 +641,7 @@ def format_pack_markdown(pack: RecallPack) -> str:
     if not pack.memories:
         lines.append("- (no eligible memory is relevant to this task)")
     for m in pack.memories:
-        lines.append(f"- {_one_line(m.statement)}")
-        lines.append(f"  - Scope: {_scope_text(m)}")
-        if m.applies_to:
-            lines.append(f"  - Applies to: {', '.join(m.applies_to)}")
-        if m.does_not_apply_to:
-            lines.append(f"  - Does not apply to: {', '.join(m.does_not_apply_to)}")
-        lines.append(f"  - Verification: {m.verification}")
-        locations = [e.current_location or e.location for e in m.evidence]
-        if locations:
-            lines.append("  - Evidence: " + ", ".join(f"`{_one_line(loc).replace('`', chr(39))}`" for loc in locations))
-        lines.append(f"  - Memory: {m.memory_id}")
+        lines.extend(recalled_lines(m))
     if pack.summary:
         lines.append("")
         lines.append("Left out")
@@ -546,6 +659,25 @@ def _evidence_json(e: EvidenceView) -> dict:
     }
 
 
+def recalled_to_json(m: RecalledMemory) -> dict:
+    """One memory of a pack as a JSON-ready dict with camelCase keys."""
+    return {
+        "memoryId": m.memory_id, "type": m.type, "statement": m.statement,
+        "scope": {"tenantId": m.tenant_id, "repositoryId": m.repository_id, "modulePath": m.module_path},
+        "appliesTo": list(m.applies_to), "doesNotApplyTo": list(m.does_not_apply_to), "tags": list(m.tags),
+        "relevance": m.relevance, "quality": m.quality,
+        "retrievalEligibility": {"eligible": True, "reasons": list(m.reasons)},
+        "verification": {
+            "reviewState": m.review_state, "lastValidatedAt": iso(m.last_validated_at),
+            "evidenceStatus": dict(m.evidence_status),
+            "revalidation": ({"status": m.revalidation_status, "checkedAt": iso(m.revalidated_at)}
+                             if m.revalidation_status else None),
+            "summary": m.verification,
+        },
+        "evidence": [_evidence_json(e) for e in m.evidence],
+    }
+
+
 def pack_to_json(pack: RecallPack) -> dict:
     """The pack as a JSON-ready dict with camelCase keys."""
     return {
@@ -555,24 +687,7 @@ def pack_to_json(pack: RecallPack) -> dict:
                   "label": pack.scope.label},
         "createdAt": iso(pack.created_at),
         "limit": pack.limit,
-        "memories": [
-            {
-                "memoryId": m.memory_id, "type": m.type, "statement": m.statement,
-                "scope": {"tenantId": m.tenant_id, "repositoryId": m.repository_id, "modulePath": m.module_path},
-                "appliesTo": list(m.applies_to), "doesNotApplyTo": list(m.does_not_apply_to), "tags": list(m.tags),
-                "relevance": m.relevance, "quality": m.quality,
-                "retrievalEligibility": {"eligible": True, "reasons": list(m.reasons)},
-                "verification": {
-                    "reviewState": m.review_state, "lastValidatedAt": iso(m.last_validated_at),
-                    "evidenceStatus": dict(m.evidence_status),
-                    "revalidation": ({"status": m.revalidation_status, "checkedAt": iso(m.revalidated_at)}
-                                     if m.revalidation_status else None),
-                    "summary": m.verification,
-                },
-                "evidence": [_evidence_json(e) for e in m.evidence],
-            }
-            for m in pack.memories
-        ],
+        "memories": [recalled_to_json(m) for m in pack.memories],
         "excluded": [
             {"memoryId": x.memory_id, "type": x.type, "state": x.state, "reason": x.reason,
              "reasons": list(x.reasons), "relevance": x.relevance, "subject": x.subject}

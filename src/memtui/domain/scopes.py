@@ -103,3 +103,22 @@ def covers_repository(scopes: Iterable[str | Scope] | None, tenant_id: str, repo
         if s.tenant is None or (s.tenant == tenant_id and s.repository in (None, repository_id)):
             return True
     return False
+
+
+def applies_within(tenant_id: str, repository_id: str | None, module_path: str | None, scope: Scope | None) -> bool:
+    """Whether a memory is one a recall inside ``scope`` considers (the recall pool and its scope
+    match, :mod:`memtui.recall`): same tenant; the memory org-wide or of the scope's repository;
+    module paths unset on either side or one within the other. ``None`` or ``*``: always True.
+    Broader than :func:`in_scope`, which never reaches up to broader memory."""
+    if scope is None or scope.tenant is None:
+        return True
+    if tenant_id != scope.tenant:
+        return False
+    if repository_id is None or scope.repository is None:
+        return True
+    if repository_id != scope.repository:
+        return False
+    if module_path is None or scope.module is None:
+        return True
+    a, b = module_path.strip("/") + "/", scope.module.strip("/") + "/"
+    return a.startswith(b) or b.startswith(a)

@@ -9,7 +9,9 @@ from sqlmodel import Session
 
 from memtui.clock import new_event_id, utcnow
 from memtui.domain.invariants import Actor
+from memtui.domain.scopes import Scope, applies_within
 from memtui.domain.states import is_allowed
+from memtui.governance.visibility import can_see
 from memtui.review.lifecycle import MemoryNotFound, transition
 from memtui.store.models import HarmEvent, Memory, UsageEvent
 
@@ -27,23 +29,30 @@ class UsageOutcome:
 
 
 def record_usage(engine: Engine, memory_id: str, outcome: str, actor: Actor, *, workflow_run_id: str | None = None,
-                 usage_type: str = "context_pack", issue: str | None = None) -> UsageOutcome:
+                 usage_type: str = "context_pack", issue: str | None = None,
+                 within: Scope | None = None) -> UsageOutcome:
     """Record one use of ``memory_id`` with ``outcome`` (positive, negative, neutral, harm), in one transaction.
 
-    Sets ``last_used_at``. A ``harm`` outcome also writes a harm event with ``issue`` and moves a
-    live memory to ``challenged`` (seed 000 §16.3, §21.2). Raises MemoryNotFound, ValueError.
+    The event's detail names the actor (``type:id``). Sets ``last_used_at``. A ``harm`` outcome also
+    writes a harm event with ``issue`` and moves a live memory to ``challenged`` (seed 000 §16.3,
+    §21.2). A memory ``actor`` may not see (:func:`memtui.governance.visibility.can_see`: an agent
+    never sees a private repository) or that a recall inside ``within`` would not consider
+    (:func:`memtui.domain.scopes.applies_within`) is reported as MemoryNotFound, so its
+    existence is not revealed. Raises MemoryNotFound, ValueError (unknown outcome).
     """
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
     now = utcnow()
     with Session(engine) as session, session.begin():
         m = session.get(Memory, memory_id)
-        if m is None:
+        if m is None or not can_see(session, actor, m) or (
+                not applies_within(m.tenant_id, m.repository_id, m.module_path, within)):
             raise MemoryNotFound(memory_id)
         usage_id = new_event_id("use")
         session.add(UsageEvent(usage_id=usage_id, memory_id=memory_id, workflow_run_id=workflow_run_id,
                                usage_type=usage_type, outcome=outcome,
-                               detail={"issue": issue} if issue else {}, created_at=now))
+                               detail={"actor": f"{actor.type}:{actor.id}", **({"issue": issue} if issue else {})},
+                               created_at=now))
         new_state = None
         if outcome == "harm":
             session.add(HarmEvent(harm_id=new_event_id("harm"), memory_id=memory_id,
