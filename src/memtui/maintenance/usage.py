@@ -10,6 +10,7 @@ from sqlmodel import Session
 from memtui.clock import new_event_id, utcnow
 from memtui.domain.invariants import Actor
 from memtui.domain.states import is_allowed
+from memtui.governance.visibility import can_see
 from memtui.review.lifecycle import MemoryNotFound, transition
 from memtui.store.models import HarmEvent, Memory, UsageEvent
 
@@ -27,11 +28,13 @@ class UsageOutcome:
 
 
 def record_usage(engine: Engine, memory_id: str, outcome: str, actor: Actor, *, workflow_run_id: str | None = None,
-                 usage_type: str = "context_pack", issue: str | None = None) -> UsageOutcome:
+                 usage_type: str = "context_pack", issue: str | None = None,
+                 viewer: Actor | None = None) -> UsageOutcome:
     """Record one use of ``memory_id`` with ``outcome`` (positive, negative, neutral, harm), in one transaction.
 
     Sets ``last_used_at``. A ``harm`` outcome also writes a harm event with ``issue`` and moves a
-    live memory to ``challenged`` (seed 000 §16.3, §21.2). Raises MemoryNotFound, ValueError.
+    live memory to ``challenged`` (seed 000 §16.3, §21.2). ``viewer``: refuse (MemoryOutOfScope) a
+    memory that actor may not see (:mod:`memtui.governance.visibility`). Raises MemoryNotFound, ValueError.
     """
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
@@ -40,6 +43,10 @@ def record_usage(engine: Engine, memory_id: str, outcome: str, actor: Actor, *, 
         m = session.get(Memory, memory_id)
         if m is None:
             raise MemoryNotFound(memory_id)
+        if viewer is not None and not can_see(session, viewer, m):
+            from memtui.review.service import MemoryOutOfScope
+
+            raise MemoryOutOfScope(memory_id, viewer)
         usage_id = new_event_id("use")
         session.add(UsageEvent(usage_id=usage_id, memory_id=memory_id, workflow_run_id=workflow_run_id,
                                usage_type=usage_type, outcome=outcome,
