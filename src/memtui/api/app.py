@@ -201,10 +201,9 @@ def create_app(engine: Engine) -> FastAPI:
     Reviewer = Annotated[Actor, Depends(reviewer)]
     MemoryId = Annotated[str, Path(max_length=200, description="The memory id.")]
 
-    def _decided(out, memory_id: str, actor: Actor) -> dict:
-        item = ReviewService(engine, actor).queue_item(memory_id)
+    def _decided(out) -> dict:
         return {"memoryId": out.memory_id, "fromState": out.from_state, "toState": out.to_state,
-                "eventId": out.event_id, "version": item.version}
+                "eventId": out.event_id, "version": out.version}
 
     @app.post("/memory/candidates/{memory_id}/review", tags=["review"])
     def review(memory_id: MemoryId, body: ReviewBody, actor: Reviewer) -> dict:
@@ -214,7 +213,7 @@ def create_app(engine: Engine) -> FastAPI:
         with state.write_lock:
             out = ReviewService(engine).decide(memory_id, decision, actor, comment=body.comment,
                                                expected_version=body.expected_version)
-        return _decided(out, memory_id, actor)
+        return _decided(out)
 
     @app.post("/memory/{memory_id}/archive", tags=["review"])
     def archive(memory_id: MemoryId, body: ArchiveBody, actor: Reviewer) -> dict:
@@ -222,7 +221,7 @@ def create_app(engine: Engine) -> FastAPI:
         with state.write_lock:
             out = ReviewService(engine).decide(memory_id, Decision.ARCHIVE, actor, comment=body.comment,
                                                expected_version=body.expected_version)
-        return _decided(out, memory_id, actor)
+        return _decided(out)
 
     @app.post("/memory/{memory_id}/revalidate", tags=["maintenance"])
     def revalidate(memory_id: MemoryId, actor: Reviewer) -> dict:
@@ -373,3 +372,13 @@ def create_app(engine: Engine) -> FastAPI:
             raise ApiProblem(404, "not-found", "Not found", exc.args[0], field="name") from exc
 
     return app
+
+
+def app_from_env() -> FastAPI:
+    """The app over the store ``MEMTUI_DB`` names: the factory each worker process of ``memtui serve
+    --workers N`` builds (uvicorn imports it by name)."""
+    import os
+
+    from memtui.store.engine import open_store
+
+    return create_app(open_store(os.environ.get("MEMTUI_DB"), pool_size=20))

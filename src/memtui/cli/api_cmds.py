@@ -82,22 +82,32 @@ def tokens_revoke(
 def serve(
     host: Annotated[str, typer.Option("--host", help="Interface to bind (default localhost only).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port.")] = 8765,
+    workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Server processes (PostgreSQL: one "
+                                         "per core; SQLite: 1 is best, one writer at a time).")] = 1,
     access_log: Annotated[bool, typer.Option("--access-log", help="Log every request.")] = False,
     db: DbOpt = None,
 ) -> None:
     """Serve the maintenance HTTP API (design §24; OpenAPI at /docs); every request needs a bearer token."""
-    from memtui.store.engine import StoreError, open_store
+    import os
+
+    from memtui.store.engine import StoreError, open_store, resolve_url
 
     try:
-        engine = open_store(db or _ctx.db, pool_size=20)
+        engine = open_store(db or _ctx.db, pool_size=20)  # migrated once, before any worker starts
     except StoreError as exc:
         raise _fail(str(exc))
     import uvicorn
 
+    _echo(f"memtui API on http://{host}:{port} (OpenAPI at /docs)", err=True)
+    options = {"host": host, "port": port, "access_log": access_log, "log_level": "warning"}
+    if workers > 1:
+        engine.dispose()
+        os.environ["MEMTUI_DB"] = resolve_url(db or _ctx.db)
+        uvicorn.run("memtui.api.app:app_from_env", factory=True, workers=workers, **options)
+        return
     from memtui.api.app import create_app
 
-    _echo(f"memtui API on http://{host}:{port} (OpenAPI at /docs)", err=True)
-    uvicorn.run(create_app(engine), host=host, port=port, access_log=access_log, log_level="warning")
+    uvicorn.run(create_app(engine), **options)
 
 
 app.add_typer(tokens_app, name="tokens")

@@ -127,7 +127,8 @@ class ReviewService:
                 if to.value in RETIRED_STATES:
                     session.flush()
                     close_conflicts_of_retired(session, memory, actor, None)
-                return DecisionOutcome(event.event_id, memory_id, from_state, to.value)
+                session.flush()  # the optimistic UPDATE ... WHERE version = N runs here
+                return DecisionOutcome(event.event_id, memory_id, from_state, to.value, version=memory.version)
         except StaleDataError as exc:
             raise VersionChanged(changed_by_now(self.engine, memory_id, expected_version)) from exc
 

@@ -159,6 +159,7 @@ class DecisionOutcome:
     from_state: str | None
     to_state: str
     compensates: str | None = None
+    version: int | None = None  # the memory's version after the decision (what the next one must expect)
 
 
 @dataclass(frozen=True)
