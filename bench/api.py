@@ -22,7 +22,6 @@ import os
 import random
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import threading

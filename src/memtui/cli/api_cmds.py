@@ -10,20 +10,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from memtui.cli.common import ActorOpt, DbOpt, _actor_name, _ctx, _echo, _engine, _fail, app
+from memtui.cli.common import ActorOpt, DbOpt, _actor_name, _ctx, _echo, _engine, _fail, _governance_call, app
 from memtui.text import json_text
 
 tokens_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                          help="Bearer tokens of the HTTP API (memtui serve), per reviewer or agent.")
-
-
-def _governance_call(fn, *args, **kwargs):
-    from memtui.governance.reviewers import GovernanceError
-
-    try:
-        return fn(*args, **kwargs)
-    except GovernanceError as exc:
-        raise _fail(str(exc), exc.exit_code)
 
 
 @tokens_app.command("create")
