@@ -5,7 +5,8 @@ Starts `memtui serve` as a real process on PostgreSQL and on SQLite, each over a
 memories loaded with `memtui import` from a generated JSONL (cached in bench/.cache/api/), and drives
 it for a fixed time with concurrent clients: decision clients toggle their own candidates between
 needs_review and active (`POST /memory/candidates/{id}/review` with the version the previous answer
-gave), recall clients ask `POST /recall` for tasks in the repository's words. Afterwards the history
+gave) for the fixed time; then, on a fresh server, recall clients ask `POST /recall` for tasks in the
+repository's words for half that time (decision rate and recall latency are measured apart). Afterwards the history
 must hold exactly one event per successful decision (`lost_decisions` and `doubled_decisions` 0) and
 `memtui check` must be clean. The naive baseline is one `memtui decide` process per decision.
 
@@ -38,11 +39,21 @@ MEMTUI = [sys.executable, "-m", "memtui"]
 PG_ADMIN = os.environ.get("MEMTUI_BENCH_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 REPO = "bench-service"
 ACTOR = "bench"
-SUBJECTS = ["OrderValidator", "RuleRegistry", "PaymentClient", "DiscountPolicy", "InvoiceWriter", "TaxTable",
-            "ShippingQuote", "CartMerger", "RefundQueue", "LedgerSync", "AuditTrail", "PriceCache"]
-VERBS = ["validates", "registers", "caches", "retries", "rounds", "rejects", "publishes", "batches"]
-OBJECTS = ["rules", "orders", "payments", "discounts", "invoices", "refunds", "events", "totals"]
-MODULES = ["validation", "payment", "pricing", "billing", "shipping", "ledger"]
+_NOUNS = ["Order", "Rule", "Payment", "Discount", "Invoice", "Tax", "Shipping", "Cart", "Refund", "Ledger", "Audit",
+          "Price", "Customer", "Coupon", "Stock", "Warehouse", "Currency", "Report", "Session", "Token"]
+_ROLES = ["Validator", "Registry", "Client", "Policy", "Writer", "Table", "Quote", "Merger", "Queue", "Sync"]
+#: 200 code names, 30 verbs, 40 objects: a task shares words with a few per cent of the store, as in a code base
+SUBJECTS = [n + r for n in _NOUNS for r in _ROLES]
+VERBS = ["validates", "registers", "caches", "retries", "rounds", "rejects", "publishes", "batches", "signs",
+         "encrypts", "logs", "throttles", "splits", "merges", "sorts", "formats", "parses", "schedules", "locks",
+         "streams", "indexes", "archives", "exports", "imports", "reconciles", "notifies", "aggregates",
+         "deduplicates", "compresses", "migrates"]
+OBJECTS = ["rules", "orders", "payments", "discounts", "invoices", "refunds", "events", "totals", "coupons",
+           "receipts", "webhooks", "carts", "addresses", "prices", "rates", "limits", "quotas", "tokens", "sessions",
+           "reports", "ledgers", "entries", "batches", "messages", "emails", "files", "records", "metrics",
+           "alerts", "jobs", "locks", "keys", "certificates", "schemas", "migrations", "snapshots", "exports",
+           "imports", "audits", "queues"]
+MODULES = ["validation", "payment", "pricing", "billing", "shipping", "ledger", "customer", "stock"]
 
 
 def say(msg: str) -> None:
@@ -88,7 +99,7 @@ def import_store(db: str, jsonl: Path) -> float:
 
 def sqlite_store(n: int, jsonl: Path, work: Path) -> tuple[str, float | None]:
     """A copy of the cached pristine SQLite store (built with memtui import on first use)."""
-    pristine = CACHE / f"store_{n}.db"
+    pristine = CACHE / f"store_v2_{n}.db"
     seconds = None
     if not pristine.exists():
         say(f"importing {n} memories into {pristine}")
@@ -278,7 +289,7 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="cProfile the server; top functions to stderr")
     args = ap.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
-    jsonl = CACHE / f"memories_{args.memories}.jsonl"
+    jsonl = CACHE / f"memories_v2_{args.memories}.jsonl"
     if not jsonl.exists():
         write_jsonl(jsonl, args.memories)
     os.environ.pop("MEMTUI_NOW", None)
@@ -296,9 +307,17 @@ def main() -> None:
             try:
                 say(f"{backend}: driving for {args.seconds} s")
                 prof = work / f"{backend}.prof" if args.profile else None
-                out = drive(db, args.seconds, args.decision_clients, args.recall_clients, prof,
-                            workers=args.workers if backend == "postgres" and not prof else 1)
-                out["workers"] = args.workers if backend == "postgres" and not prof else 1
+                workers = args.workers if backend == "postgres" and not prof else 1
+                # decisions alone (the sustained rate), then recall alone (its latency), each a fresh server
+                out = drive(db, args.seconds, args.decision_clients, 0, prof, workers=workers)
+                if args.recall_clients:
+                    rec = drive(db, args.seconds / 2, 0, args.recall_clients, None, workers=workers)
+                    out["recall"] = rec["recall"]
+                    out["requests"] += rec["requests"]
+                    out["errors"] += rec["errors"]
+                    out["error_samples"] += rec["error_samples"]
+                    out["check_clean"] = out["check_clean"] and rec["check_clean"]
+                out["workers"] = workers
                 out["import_seconds"] = round(import_s, 2) if import_s is not None else "cached"
                 out["naive_cli_decide"] = naive_baseline(db, args.naive)
                 out["speedup_vs_naive"] = round(out["decisions_per_second"]

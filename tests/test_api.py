@@ -444,8 +444,10 @@ LOAD_SECONDS = float(os.environ.get("MEMTUI_API_LOAD_SECONDS", "10"))
 CLIENTS = 20
 
 
-@pytest.mark.parametrize("store_url", ["postgres"], indirect=True)
+@pytest.mark.parametrize("store_url", ["postgres", "sqlite"], indirect=True)
 def test_twenty_clients_deciding_at_once_lose_and_double_nothing(store_url, tmp_path):
+    """PostgreSQL is the team set-up (LOAD_SECONDS, 10 s in the suite; the issue's 30 s with
+    MEMTUI_API_LOAD_SECONDS=30); SQLite runs a third of that: no "database is locked" either."""
     from memtui.domain.invariants import Actor
     from memtui.importers.native import import_files
 
@@ -463,7 +465,7 @@ def test_twenty_clients_deciding_at_once_lose_and_double_nothing(store_url, tmp_
     shared = ids[CLIENTS * n_own:]
     results: list[list] = [[] for _ in range(CLIENTS)]
     unexpected: list[str] = []
-    stop_at = time.time() + LOAD_SECONDS
+    stop_at = time.time() + (LOAD_SECONDS if "postgresql" in store_url else LOAD_SECONDS / 3)
 
     def client(k: int) -> None:
         rnd = random.Random(k)
