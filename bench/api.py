@@ -23,6 +23,7 @@ import os
 import random
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -179,6 +180,7 @@ def drive(db: str, seconds: float, decision_clients: int, recall_clients: int, p
     per = len(ids) // max(1, decision_clients)
     review_ms: list[float] = []
     recall_ms: list[float] = []
+    sizes: list[int] = []  # relevant memories left out of each pack (what a recall has to weigh and list)
     decided: list[dict] = []
     errors: list[str] = []
     lock = threading.Lock()
@@ -223,7 +225,9 @@ def drive(db: str, seconds: float, decision_clients: int, recall_clients: int, p
                 t0 = time.perf_counter()
                 r = c.post("/recall", json={"task": task, "scope": f"repository:{REPO}"})
                 local.append((time.perf_counter() - t0) * 1000)
-                if r.status_code != 200:
+                if r.status_code == 200:
+                    sizes.append(len(r.json()["excluded"]))
+                else:
                     with lock:
                         errors.append(f"recall {r.status_code}: {r.text[:200]}")
         with lock:
@@ -258,7 +262,8 @@ def drive(db: str, seconds: float, decision_clients: int, recall_clients: int, p
         "decisions_per_second": round(len(decided) / elapsed, 1),
         "review": {"requests": len(review_ms), "p50_ms": pct(review_ms, 50), "p95_ms": pct(review_ms, 95)},
         "recall": {"requests": len(recall_ms), "p50_ms": pct(recall_ms, 50), "p95_ms": pct(recall_ms, 95),
-                   "per_second": round(len(recall_ms) / elapsed, 1)},
+                   "per_second": round(len(recall_ms) / elapsed, 1),
+                   "excluded_per_pack_median": int(statistics.median(sizes)) if sizes else None},
         "errors": len(errors),
         "error_samples": errors[:3],
         "lost_decisions": len(set(answered) - events),

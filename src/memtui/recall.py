@@ -17,6 +17,7 @@ import functools
 import hashlib
 import json
 import re
+import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
@@ -225,20 +226,82 @@ def _document_terms(text: str) -> tuple[str, ...]:
     return tuple(terms(text))
 
 
-def _relevances(task: str, documents: list[str]) -> list[float]:
-    """Cosine similarity of ``task`` to each document, TF-IDF fitted on the documents (rounded, stable)."""
-    if not documents:
-        return []
-    from sklearn.feature_extraction.text import TfidfVectorizer
+@functools.lru_cache(maxsize=200_000)
+def _document_identifiers(text: str) -> frozenset[str]:
+    """:func:`identifiers` of a document, remembered (a superset of its statement's)."""
+    return frozenset(identifiers(text))
 
-    vectorizer = TfidfVectorizer(analyzer=_document_terms, sublinear_tf=True, norm="l2")
-    try:
-        matrix = vectorizer.fit_transform(documents)
-    except ValueError:  # no terms at all in the documents
-        return [0.0] * len(documents)
-    query = vectorizer.transform([task])
-    scores = (matrix @ query.T).toarray().ravel()
-    return [round(float(s), 4) for s in scores]
+
+@dataclass(frozen=True)
+class _TextIndex:
+    """TF-IDF of a recall pool's documents (ordered by memory id), with the versions they were read at.
+
+    Kept per process and pool (:func:`_text_index`): a server answering many recalls fits it again only
+    when a document of the pool changed or the pool's membership did, not at every request."""
+
+    versions: tuple[tuple[str, int], ...]
+    documents: tuple[str, ...]
+    vectorizer: object | None  # None: no terms in any document
+    matrix: object | None
+
+    @classmethod
+    def fit(cls, versions: tuple[tuple[str, int], ...], documents: tuple[str, ...]) -> "_TextIndex":
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        if not documents:
+            return cls(versions, documents, None, None)
+        vectorizer = TfidfVectorizer(analyzer=_document_terms, sublinear_tf=True, norm="l2")
+        try:
+            matrix = vectorizer.fit_transform(documents)
+        except ValueError:  # no terms at all in the documents
+            return cls(versions, documents, None, None)
+        return cls(versions, documents, vectorizer, matrix)
+
+    def relevances(self, task: str) -> list[float]:
+        """Cosine similarity of ``task`` to each document (rounded to 4 places, stable)."""
+        if self.vectorizer is None:
+            return [0.0] * len(self.documents)
+        query = self.vectorizer.transform([task])
+        scores = (self.matrix @ query.T).toarray().ravel()
+        return [round(float(s), 4) for s in scores]
+
+
+_TEXT_INDEXES: dict[tuple, _TextIndex] = {}
+_TEXT_INDEXES_LOCK = threading.Lock()
+_TEXT_INDEXES_MAX = 32
+
+
+def _text_index(session: Session, key: tuple, pool) -> _TextIndex:
+    """The text index of the memories ``pool`` (a WHERE clause on Memory) selects, reusing the one kept
+    under ``key`` when every memory is at the version it was read at; a changed version re-reads that
+    memory's document and refits only if a document or the membership changed."""
+    conn = session.connection()
+    versions = tuple((m, v) for m, v in conn.execute(
+        sa.select(Memory.memory_id, Memory.version).where(pool).order_by(Memory.memory_id)))
+    with _TEXT_INDEXES_LOCK:
+        kept = _TEXT_INDEXES.get(key)
+    if kept is not None and kept.versions == versions:
+        return kept
+    known = {}
+    if kept is not None:
+        old = dict(kept.versions)
+        known = {m: d for (m, _v), d in zip(kept.versions, kept.documents)}
+        known = {m: d for m, d in known.items() if old.get(m) == dict(versions).get(m)}
+    stale = [m for m, _v in versions if m not in known]
+    cols = (Memory.memory_id, Memory.statement, Memory.module_path, Memory.tags, Memory.applies_to)
+    for chunk in _chunks(stale):
+        for row in conn.execute(sa.select(*cols).where(Memory.memory_id.in_(chunk))):
+            known[row.memory_id] = _document(row)
+    documents = tuple(known[m] for m, _v in versions)
+    if kept is not None and kept.documents == documents:
+        index = _TextIndex(versions, documents, kept.vectorizer, kept.matrix)
+    else:
+        index = _TextIndex.fit(versions, documents)
+    with _TEXT_INDEXES_LOCK:
+        if len(_TEXT_INDEXES) >= _TEXT_INDEXES_MAX and key not in _TEXT_INDEXES:
+            _TEXT_INDEXES.pop(next(iter(_TEXT_INDEXES)))
+        _TEXT_INDEXES[key] = index
+    return index
 
 
 def identifiers(text: str) -> set[str]:
@@ -295,9 +358,11 @@ def _chunks(ids: list[str]) -> Iterable[list[str]]:
         yield ids[i:i + _CHUNK]
 
 
-def _load_pool(session: Session, scope: RecallScope, viewer: Actor | None = None):
-    """Memories of the scope's repository, and org-wide memories of its tenant(s), with evidence,
-    usage and harm counts and the latest revalidation (a handful of queries)."""
+def _pool(session: Session, scope: RecallScope, viewer: Actor | None):
+    """The WHERE clause of a recall pool: memories of the scope's repository and org-wide memories of
+    its tenant(s), that ``viewer`` may see; and the key its text index is kept under."""
+    from memtui.governance.visibility import memory_clause  # only memory the actor may see (issue 9)
+
     tenants = set(session.exec(select(Repository.tenant_id).where(
         Repository.repository_id == scope.repository_id)).all())
     tenants.update(session.exec(select(Memory.tenant_id).where(
@@ -305,19 +370,26 @@ def _load_pool(session: Session, scope: RecallScope, viewer: Actor | None = None
     cond = Memory.repository_id == scope.repository_id
     if tenants:
         cond = sa.or_(cond, sa.and_(Memory.repository_id.is_(None), Memory.tenant_id.in_(sorted(tenants))))
-    from memtui.governance.visibility import restrict  # only memory the actor may see (issue 9)
+    visible = memory_clause(session, viewer)
+    if visible is not None:
+        cond = sa.and_(cond, visible)
+    where_sql = str(cond.compile(compile_kwargs={"literal_binds": True}))
+    return cond, (str(session.get_bind().url), where_sql)
 
-    # plain rows (attribute access by column name), not ORM objects: a pool of 10,000 memories and
-    # their evidence loads several times faster, and nothing here writes through them
+
+def _load_pool(session: Session, ids: list[str]):
+    """The memories ``ids`` (plain rows, by id) with evidence, usage and harm counts and the latest
+    revalidation (a handful of queries per 500)."""
+    # plain rows (attribute access by column name), not ORM objects: many memories and their evidence
+    # load several times faster, and nothing here writes through them
     conn = session.connection()
-    memories = list(conn.execute(restrict(sa.select(Memory.__table__).where(cond), session, viewer)
-                                 .order_by(Memory.memory_id)))
-    ids = [m.memory_id for m in memories]
+    memories = []
     evidence: dict[str, list[Evidence]] = defaultdict(list)
     usage: dict[str, Counter] = defaultdict(Counter)
     harm: Counter = Counter()
     reval: dict[str, Revalidation] = {}
     for chunk in _chunks(ids):
+        memories.extend(conn.execute(sa.select(Memory.__table__).where(Memory.memory_id.in_(chunk))))
         for e in conn.execute(sa.select(Evidence.__table__).where(Evidence.memory_id.in_(chunk))
                               .order_by(Evidence.memory_id, Evidence.ordinal, Evidence.evidence_id)):
             evidence[e.memory_id].append(e)
@@ -330,7 +402,27 @@ def _load_pool(session: Session, scope: RecallScope, viewer: Actor | None = None
             harm[mid] = n
         for r in session.exec(select(Revalidation).where(Revalidation.memory_id.in_(chunk))):
             reval[r.memory_id] = r
+    memories.sort(key=lambda m: m.memory_id)
     return memories, evidence, usage, harm, reval
+
+
+def _sharing_identifiers(session: Session, pool, index: _TextIndex, task_ids: set[str]) -> set[str]:
+    """The pool's memories whose statement or evidence names a code identifier of the task."""
+    if not task_ids:
+        return set()
+    out = {m for (m, _v), doc in zip(index.versions, index.documents) if task_ids & _document_identifiers(doc)}
+    names: dict[str, list] = defaultdict(list)
+    cols = (Evidence.memory_id, Evidence.symbol, Evidence.target, Evidence.path, Evidence.current_path)
+    # the database keeps only evidence whose names hold a task identifier as a substring (a superset),
+    # the exact names are then compared here
+    text = sa.func.lower(sa.func.coalesce(Evidence.symbol, "") + " " + sa.func.coalesce(Evidence.target, "") + " "
+                         + sa.func.coalesce(Evidence.path, "") + " " + sa.func.coalesce(Evidence.current_path, ""))
+    holds = sa.or_(*[text.contains(t, autoescape=True) for t in sorted(task_ids)])
+    for e in session.connection().execute(sa.select(*cols).where(
+            holds, Evidence.memory_id.in_(sa.select(Memory.memory_id).where(pool)))):
+        names[e.memory_id].append(e)
+    out.update(m for m, ev in names.items() if task_ids & {n.lower() for n in _evidence_names(ev)})
+    return out
 
 
 def _document(m: Memory) -> str:
@@ -373,9 +465,14 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
     # expire_on_commit=False: the rows are only read after the commit; expiring 10,000 of them costs ~1 s
     with Session(engine, expire_on_commit=False) as session, session.begin():
         rscope = resolve_scope(session, scope)
-        memories, evidence, usage, harm, reval = _load_pool(session, rscope, actor)
-        scores = _relevances(task, [_document(m) for m in memories])
+        pool, key = _pool(session, rscope, actor)
+        index = _text_index(session, key, pool)
         task_ids = identifiers(task)
+        relevance = dict(zip((m for m, _v in index.versions), index.relevances(task)))
+        wanted = {m for m, rel in relevance.items() if rel >= min_relevance}
+        wanted |= _sharing_identifiers(session, pool, index, task_ids)
+        memories, evidence, usage, harm, reval = _load_pool(session, sorted(wanted))
+        scores = [relevance[m.memory_id] for m in memories]
         task_original = {ident.lower(): ident for ident in _IDENTIFIER.findall(task)}
 
         ranked: list[tuple[float, float, str, RecalledMemory, str | None]] = []
