@@ -150,6 +150,27 @@ def candidate_ids(db_url: str) -> list[str]:
     return ids
 
 
+def proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of process ``pid`` and its children (uvicorn's workers), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    pids = [pid] + [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _ppid(p) == pid]
+    total = 0.0
+    for p in pids:
+        try:
+            fields = (Path("/proc") / str(p) / "stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def _ppid(proc: Path) -> int | None:
+    try:
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def pct(values: list[float], p: float) -> float | None:
     if not values:
         return None
@@ -235,11 +256,13 @@ def drive(db: str, seconds: float, decision_clients: int, recall_clients: int, p
 
     threads = ([threading.Thread(target=decider, args=(k,)) for k in range(decision_clients)]
                + [threading.Thread(target=recaller, args=(k,)) for k in range(recall_clients)])
+    server_cpu0, client_cpu0 = proc_cpu(server.pid), sum(os.times()[:2])
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - start
+    server_cpu, client_cpu = proc_cpu(server.pid) - server_cpu0, sum(os.times()[:2]) - client_cpu0
     server.send_signal(2)  # SIGINT: uvicorn shuts down cleanly (the profile is written)
     try:
         server.wait(30)
@@ -269,6 +292,10 @@ def drive(db: str, seconds: float, decision_clients: int, recall_clients: int, p
         "lost_decisions": len(set(answered) - events),
         "doubled_decisions": len(events - set(answered)) + (len(answered) - len(set(answered))),
         "check_clean": check.returncode == 0,
+        # where the machine's time went: the server's processes and this load generator's client threads
+        "server_cpu_seconds": round(server_cpu, 2),
+        "client_cpu_seconds": round(client_cpu, 2),
+        "server_cpu_ms_per_request": round(1000 * server_cpu / max(1, len(review_ms) + len(recall_ms)), 2),
     }
 
 

@@ -191,8 +191,9 @@ def create_app(engine: Engine) -> FastAPI:
                                           "memtui tokens create)")
         return authenticate(engine, creds.credentials)
 
-    def reviewer(request: Request, actor: Annotated[Actor, Depends(caller)]) -> Actor:
-        """A reviewer token's actor; an agent token is refused (403, audited)."""
+    async def reviewer(request: Request, actor: Annotated[Actor, Depends(caller)]) -> Actor:
+        """A reviewer token's actor; an agent token is refused (403, audited). ``async``: no thread-pool
+        hop for a check that touches the store only to audit a refusal."""
         route = request.scope.get("route")
         refuse_agent(engine, actor, f"{request.method} {getattr(route, 'path', request.url.path)}")
         return actor
