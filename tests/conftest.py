@@ -52,7 +52,7 @@ def pg_database_url():
     admin.dispose()
 
 
-_TABLES = ("audit_event", "secret_finding", "store_setting", "reviewer", "review_claim", "review_decision", "compaction_proposal", "memory_conflict", "not_duplicate_pair",
+_TABLES = ("api_token", "audit_event", "secret_finding", "store_setting", "reviewer", "review_claim", "review_decision", "compaction_proposal", "memory_conflict", "not_duplicate_pair",
            "duplicate_cluster", "memory_harm_events", "memory_usage_events", "memory_revalidation", "memory_maintenance_jobs",
            "memory_state_history", "evidence", "memory", "repository", "reviewer", "audit_event",
            "store_setting")

@@ -13,9 +13,11 @@ Same store, same task, same scope and the same clock give the same pack.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
+import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
@@ -274,21 +276,89 @@ def terms(text: str, stop: frozenset[str] | None = None) -> list[str]:
     return out
 
 
-def _relevances(task: str, documents: list[str]) -> list[float]:
-    """Cosine similarity of ``task`` to each document, TF-IDF fitted on the documents (rounded, stable)."""
-    if not documents:
-        return []
-    from sklearn.feature_extraction.text import TfidfVectorizer
+@functools.lru_cache(maxsize=200_000)
+def _document_terms(text: str) -> tuple[str, ...]:
+    """:func:`terms` of a document with the default stop words, remembered: the same statements are
+    indexed again at every recall (a server answers many)."""
+    return tuple(terms(text))
 
-    stop = _stop_words()
-    vectorizer = TfidfVectorizer(analyzer=lambda t: terms(t, stop), sublinear_tf=True, norm="l2")
-    try:
-        matrix = vectorizer.fit_transform(documents)
-    except ValueError:  # no terms at all in the documents
-        return [0.0] * len(documents)
-    query = vectorizer.transform([task])
-    scores = (matrix @ query.T).toarray().ravel()
-    return [round(float(s), 4) for s in scores]
+
+@functools.lru_cache(maxsize=200_000)
+def _document_identifiers(text: str) -> frozenset[str]:
+    """:func:`identifiers` of a document, remembered (a superset of its statement's)."""
+    return frozenset(identifiers(text))
+
+
+@dataclass(frozen=True)
+class _TextIndex:
+    """TF-IDF of a recall pool's documents (ordered by memory id), with the versions they were read at.
+
+    Kept per process and pool (:func:`_text_index`): a server answering many recalls fits it again only
+    when a document of the pool changed or the pool's membership did, not at every request."""
+
+    versions: tuple[tuple[str, int], ...]
+    documents: tuple[str, ...]
+    vectorizer: object | None  # None: no terms in any document
+    matrix: object | None
+
+    @classmethod
+    def fit(cls, versions: tuple[tuple[str, int], ...], documents: tuple[str, ...]) -> "_TextIndex":
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        if not documents:
+            return cls(versions, documents, None, None)
+        vectorizer = TfidfVectorizer(analyzer=_document_terms, sublinear_tf=True, norm="l2")
+        try:
+            matrix = vectorizer.fit_transform(documents)
+        except ValueError:  # no terms at all in the documents
+            return cls(versions, documents, None, None)
+        return cls(versions, documents, vectorizer, matrix)
+
+    def relevances(self, task: str) -> list[float]:
+        """Cosine similarity of ``task`` to each document (rounded to 4 places, stable)."""
+        if self.vectorizer is None:
+            return [0.0] * len(self.documents)
+        query = self.vectorizer.transform([task])
+        scores = (self.matrix @ query.T).toarray().ravel()
+        return [round(float(s), 4) for s in scores]
+
+
+_TEXT_INDEXES: dict[tuple, _TextIndex] = {}
+_TEXT_INDEXES_LOCK = threading.Lock()
+_TEXT_INDEXES_MAX = 32
+
+
+def _text_index(session: Session, key: tuple, pool) -> _TextIndex:
+    """The text index of the memories ``pool`` (a WHERE clause on Memory) selects, reusing the one kept
+    under ``key`` when every memory is at the version it was read at; a changed version re-reads that
+    memory's document and refits only if a document or the membership changed."""
+    conn = session.connection()
+    versions = tuple((m, v) for m, v in conn.execute(
+        sa.select(Memory.memory_id, Memory.version).where(pool).order_by(Memory.memory_id)))
+    with _TEXT_INDEXES_LOCK:
+        kept = _TEXT_INDEXES.get(key)
+    if kept is not None and kept.versions == versions:
+        return kept
+    known = {}
+    if kept is not None:
+        old = dict(kept.versions)
+        known = {m: d for (m, _v), d in zip(kept.versions, kept.documents)}
+        known = {m: d for m, d in known.items() if old.get(m) == dict(versions).get(m)}
+    stale = [m for m, _v in versions if m not in known]
+    cols = (Memory.memory_id, Memory.statement, Memory.module_path, Memory.tags, Memory.applies_to)
+    for chunk in _chunks(stale):
+        for row in conn.execute(sa.select(*cols).where(Memory.memory_id.in_(chunk))):
+            known[row.memory_id] = _document(row)
+    documents = tuple(known[m] for m, _v in versions)
+    if kept is not None and kept.documents == documents:
+        index = _TextIndex(versions, documents, kept.vectorizer, kept.matrix)
+    else:
+        index = _TextIndex.fit(versions, documents)
+    with _TEXT_INDEXES_LOCK:
+        if len(_TEXT_INDEXES) >= _TEXT_INDEXES_MAX and key not in _TEXT_INDEXES:
+            _TEXT_INDEXES.pop(next(iter(_TEXT_INDEXES)))
+        _TEXT_INDEXES[key] = index
+    return index
 
 
 def identifiers(text: str) -> set[str]:
@@ -354,35 +424,36 @@ def repository_tenants(session: Session, repository_id: str) -> set[str]:
     return tenants
 
 
-def _pool_clause(session: Session, scope: RecallScope):
-    """Memories a recall in ``scope`` considers: the repository's, and org-wide ones of its tenant(s)."""
+def _pool(session: Session, scope: RecallScope, viewer: Actor | None):
+    """The WHERE clause of a recall pool: memories of the scope's repository and org-wide memories of
+    its tenant(s), that ``viewer`` may see; and the key its text index is kept under."""
+    from memtui.governance.visibility import memory_clause  # only memory the actor may see (issue 9)
+
     tenants = repository_tenants(session, scope.repository_id)
     cond = Memory.repository_id == scope.repository_id
     if tenants:
         cond = sa.or_(cond, sa.and_(Memory.repository_id.is_(None), Memory.tenant_id.in_(sorted(tenants))))
-    return cond
+    visible = memory_clause(session, viewer)
+    if visible is not None:
+        cond = sa.and_(cond, visible)
+    where_sql = str(cond.compile(compile_kwargs={"literal_binds": True}))
+    return cond, (str(session.get_bind().url), where_sql)
 
 
-def _load_pool(session: Session, scope: RecallScope | None, viewer: Actor | None = None,
-               memory_id: str | None = None):
-    """Memories of the scope's repository, and org-wide memories of its tenant(s) (only ``memory_id``
-    when given; ``scope`` None: no scope condition), with evidence, usage and harm counts and the
-    latest revalidation (a handful of queries)."""
-    from memtui.governance.visibility import restrict  # only memory the actor may see (issue 9)
-
-    query = select(Memory)
-    if scope is not None:
-        query = query.where(_pool_clause(session, scope))
-    if memory_id is not None:
-        query = query.where(Memory.memory_id == memory_id)
-    memories = list(session.exec(restrict(query, session, viewer).order_by(Memory.memory_id)))
-    ids = [m.memory_id for m in memories]
+def _load_pool(session: Session, ids: list[str]):
+    """The memories ``ids`` (plain rows, by id) with evidence, usage and harm counts and the latest
+    revalidation (a handful of queries per 500)."""
+    # plain rows (attribute access by column name), not ORM objects: many memories and their evidence
+    # load several times faster, and nothing here writes through them
+    conn = session.connection()
+    memories = []
     evidence: dict[str, list[Evidence]] = defaultdict(list)
     usage: dict[str, Counter] = defaultdict(Counter)
     harm: Counter = Counter()
     reval: dict[str, Revalidation] = {}
     for chunk in _chunks(ids):
-        for e in session.exec(select(Evidence).where(Evidence.memory_id.in_(chunk))
+        memories.extend(conn.execute(sa.select(Memory.__table__).where(Memory.memory_id.in_(chunk))))
+        for e in conn.execute(sa.select(Evidence.__table__).where(Evidence.memory_id.in_(chunk))
                               .order_by(Evidence.memory_id, Evidence.ordinal, Evidence.evidence_id)):
             evidence[e.memory_id].append(e)
         for mid, outcome, n in session.exec(select(UsageEvent.memory_id, UsageEvent.outcome, func.count())
@@ -394,7 +465,27 @@ def _load_pool(session: Session, scope: RecallScope | None, viewer: Actor | None
             harm[mid] = n
         for r in session.exec(select(Revalidation).where(Revalidation.memory_id.in_(chunk))):
             reval[r.memory_id] = r
+    memories.sort(key=lambda m: m.memory_id)
     return memories, evidence, usage, harm, reval
+
+
+def _sharing_identifiers(session: Session, pool, index: _TextIndex, task_ids: set[str]) -> set[str]:
+    """The pool's memories whose statement or evidence names a code identifier of the task."""
+    if not task_ids:
+        return set()
+    out = {m for (m, _v), doc in zip(index.versions, index.documents) if task_ids & _document_identifiers(doc)}
+    names: dict[str, list] = defaultdict(list)
+    cols = (Evidence.memory_id, Evidence.symbol, Evidence.target, Evidence.path, Evidence.current_path)
+    # the database keeps only evidence whose names hold a task identifier as a substring (a superset),
+    # the exact names are then compared here
+    text = sa.func.lower(sa.func.coalesce(Evidence.symbol, "") + " " + sa.func.coalesce(Evidence.target, "") + " "
+                         + sa.func.coalesce(Evidence.path, "") + " " + sa.func.coalesce(Evidence.current_path, ""))
+    holds = sa.or_(*[text.contains(t, autoescape=True) for t in sorted(task_ids)])
+    for e in session.connection().execute(sa.select(*cols).where(
+            holds, Evidence.memory_id.in_(sa.select(Memory.memory_id).where(pool)))):
+        names[e.memory_id].append(e)
+    out.update(m for m, ev in names.items() if task_ids & {n.lower() for n in _evidence_names(ev)})
+    return out
 
 
 def _document(m: Memory) -> str:
@@ -434,11 +525,17 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
         raise RecallError(f"limit must be at least 1, not {limit}")
     task = task or ""
     now = utcnow()
-    with Session(engine) as session, session.begin():
+    # expire_on_commit=False: the rows are only read after the commit; expiring 10,000 of them costs ~1 s
+    with Session(engine, expire_on_commit=False) as session, session.begin():
         rscope = resolve_scope(session, scope)
-        memories, evidence, usage, harm, reval = _load_pool(session, rscope, actor)
-        scores = _relevances(task, [_document(m) for m in memories])
+        pool, key = _pool(session, rscope, actor)
+        index = _text_index(session, key, pool)
         task_ids = identifiers(task)
+        relevance = dict(zip((m for m, _v in index.versions), index.relevances(task)))
+        wanted = {m for m, rel in relevance.items() if rel >= min_relevance}
+        wanted |= _sharing_identifiers(session, pool, index, task_ids)
+        memories, evidence, usage, harm, reval = _load_pool(session, sorted(wanted))
+        scores = [relevance[m.memory_id] for m in memories]
         task_original = {ident.lower(): ident for ident in _IDENTIFIER.findall(task)}
 
         ranked: list[tuple[float, float, str, RecalledMemory, str | None]] = []
@@ -546,9 +643,19 @@ def recall_memory(engine: Engine, memory_id: str, scope: str | RecallScope | Non
     None: the memory's own repository (for an org-wide memory, no scope check). Relevance is 0
     (there is no task). Writes nothing. Raises :class:`RecallError` for a malformed scope, an
     unknown repository or a memory whose history does not hold (issue 9)."""
+    from memtui.governance.visibility import memory_clause
+
     with Session(engine) as session:
         rscope = scope if isinstance(scope, RecallScope) or scope is None else resolve_scope(session, scope)
-        memories, evidence, usage, harm, reval = _load_pool(session, rscope, actor, memory_id=memory_id)
+        if rscope is not None:
+            cond, _key = _pool(session, rscope, actor)
+        else:
+            cond = memory_clause(session, actor)
+        query = sa.select(Memory.memory_id).where(Memory.memory_id == memory_id)
+        if cond is not None:
+            query = query.where(cond)
+        ids = list(session.connection().execute(query).scalars())
+        memories, evidence, usage, harm, reval = _load_pool(session, ids)
         if not memories:
             return None
         m = memories[0]

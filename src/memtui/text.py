@@ -57,6 +57,18 @@ def control_problem(what: str, value: str | None) -> str | None:
     return f"{what} holds a control character ({_code(m)} at position {m.start() + 1})"
 
 
+def visible_data(value):
+    """``value`` (JSON-like: dicts, lists, strings, numbers) with every string, keys too, made
+    :func:`visible` (the maintenance reports, the HTTP API's answers)."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {visible_data(k): visible_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [visible_data(v) for v in value]
+    return value
+
+
 _JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")
 
 

@@ -13,7 +13,7 @@ import sys
 # importing a commands module registers its commands; this order is the order of ``memtui --help``
 from memtui.cli import (  # noqa: F401, I001
     store_cmds, review_cmds, maintain_cmds, proposals_cmds, io_cmds, decisions_cmds, reviewers_cmds, check_cmds,
-    safety_cmds, mcp_cmds,
+    safety_cmds, mcp_cmds, api_cmds,
 )
 from memtui.cli.common import app
 

@@ -80,6 +80,17 @@ def _actor(actor: str | None, role: str | None, engine):
         raise _fail(str(exc), exc.exit_code)
 
 
+def _governance_call(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``; a GovernanceError (refused identity or administration) fails the command
+    with its exit code (1 refused, 2 usage)."""
+    from memtui.governance.reviewers import GovernanceError
+
+    try:
+        return fn(*args, **kwargs)
+    except GovernanceError as exc:
+        raise _fail(str(exc), exc.exit_code)
+
+
 def _require(engine, actor, what: str, roles: tuple[str, ...] = ("maintainer",)) -> None:
     """Refuse (exit 1, audited) a governed actor without one of ``roles`` for ``what`` (issue 9)."""
     from memtui.governance.reviewers import GovernanceError, require_role

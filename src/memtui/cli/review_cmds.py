@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from memtui.clock import iso
+from memtui.review.views import detail_json, event_json
 from memtui.cli.common import (ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine, _fail,
                                app)
 
@@ -69,40 +70,6 @@ def undo(
     _echo(f"{out.memory_id}: {out.from_state} -> {out.to_state} (undid {out.compensates})")
 
 
-def _detail_dict(d) -> dict:
-    return {
-        "memoryId": d.memory_id, "logicalMemoryId": d.logical_memory_id, "type": d.type,
-        "statement": d.statement,
-        "scope": {"tenantId": d.scope.tenant_id, "repositoryId": d.scope.repository_id,
-                  "modulePath": d.scope.module_path, "appliesTo": list(d.scope.applies_to),
-                  "doesNotApplyTo": list(d.scope.does_not_apply_to)},
-        "state": d.state, "confidence": d.confidence, "reviewState": d.review_state,
-        "conflictState": d.conflict_state, "impact": d.impact, "origin": d.origin,
-        "proposedBy": {"type": d.proposer_type, "id": d.proposer_id} if d.proposer_type else None,
-        "failureClass": d.failure_class, "promotionStatus": d.promotion_status,
-        "requiresHumanReview": d.requires_human_review, "tags": list(d.tags),
-        "invalidationPolicy": list(d.invalidation_policy),
-        "createdAt": iso(d.created_at), "lastValidatedAt": iso(d.last_validated_at),
-        "lastUsedAt": iso(d.last_used_at), "expiresAt": iso(d.expires_at),
-        "expiresAfterDays": d.expires_after_days, "reviewAfterDays": d.review_after_days,
-        "supersededBy": d.superseded_by, "sources": list(d.sources), "compactionStatus": d.compaction_status,
-        "version": d.version,
-        "evidence": [
-            {"type": e.type, "path": e.path, "commitSha": e.commit_sha,
-             "lines": [e.line_start, e.line_end] if e.line_start is not None else None,
-             "symbol": e.symbol, "target": e.target, "ref": e.ref, "spanHash": e.span_hash,
-             "status": e.status, "repositoryId": e.repository_id,
-             "current": {"path": e.current_path, "lines": [e.current_line_start, e.current_line_end],
-                         "commitSha": e.current_commit} if e.current_path else None,
-             "reasonCode": e.reason_code, "reason": e.status_reason}
-            for e in d.evidence
-        ],
-        "revalidation": {"status": d.revalidation_status, "reasons": list(d.revalidation_reasons),
-                         "proposedStatement": d.proposed_statement}
-        if d.revalidation_status else None,
-    }
-
-
 @app.command()
 def show(
     memory_id: Annotated[str, typer.Argument(help="The memory to show.")],
@@ -118,7 +85,7 @@ def show(
         d = ReviewService(engine, _actor(actor, role, engine)).detail(memory_id)
     except MemoryNotFound as exc:
         raise _fail(str(exc))
-    data = _detail_dict(d)
+    data = detail_json(d)
     if as_json:
         _echo(json_text(data))
         return
@@ -171,11 +138,7 @@ def history(
     except MemoryNotFound as exc:
         raise _fail(str(exc))
     if as_json:
-        _echo(json_text([
-            {"eventId": e.event_id, "memoryId": e.memory_id, "fromState": e.from_state, "toState": e.to_state,
-             "reason": e.reason, "comment": e.comment, "actorType": e.actor_type, "actorId": e.actor_id,
-             "actorRole": e.actor_role, "jobId": e.job_id, "compensates": e.compensates,
-             "createdAt": iso(e.created_at)} for e in events]))
+        _echo(json_text([event_json(e) for e in events]))
         return
     for e in events:
         actor = f"{e.actor_type}:{e.actor_id}" + (f" ({e.actor_role})" if e.actor_role else "")
@@ -185,44 +148,18 @@ def history(
         _echo(line + f"  [{e.event_id}]")
 
 
-def _health_dicts(rows, conflicted: dict) -> list[dict]:
-    out = []
-    for r in rows:
-        s = r.by_state
-        queue = s["candidate"] + s["needs_review"] + s["challenged"] + s["approved"]
-        action = []
-        if s["needs_review"] or s["challenged"]:
-            action.append(f"review {s['needs_review'] + s['challenged']} memories that need review")
-        if s["candidate"]:
-            action.append(f"decide {s['candidate']} pending candidates")
-        if conflicted.get(r.repository_id):
-            action.append(f"resolve conflicts of {conflicted[r.repository_id]} memories")
-        out.append({
-            "repositoryId": r.repository_id, "total": r.total,
-            "active": s["active"], "candidatesPending": s["candidate"], "needsReview": s["needs_review"],
-            "conflicted": conflicted.get(r.repository_id, 0), "expired": s["expired"],
-            "reviewQueue": queue, "byState": s, "actionRequired": action,
-        })
-    return out
-
-
 def print_health(engine, as_json: bool, viewer=None) -> None:
     """Print the per-repository state counts (text table or ``{"memoryHealth": [...]}`` JSON) of the
     memory ``viewer`` may see."""
     from memtui.domain.states import ALL_STATES
-    from memtui.review.service import ReviewService
+    from memtui.review.service import health_json
 
-    svc = ReviewService(engine, viewer)
-    data = _health_dicts(svc.health(), svc.conflict_open_count())
+    report = health_json(engine, viewer)
+    data = report["memoryHealth"]
     from memtui.cli.safety_cmds import incident_lines
 
     if as_json:
-        from sqlmodel import Session
-
-        from memtui.safety.incidents import secret_incidents
-
-        with Session(engine) as session:
-            _echo(json.dumps({"memoryHealth": data, "secretIncidents": secret_incidents(session, viewer)}, indent=2))
+        _echo(json.dumps(report, indent=2))
         return
     if not data:
         _echo("the store holds no memories yet (memtui import FILE, or memtui demo)")

@@ -10,21 +10,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from memtui.cli.common import ActorOpt, DbOpt, _actor, _actor_name, _echo, _engine, _fail, _require, app
+from memtui.cli.common import (ActorOpt, DbOpt, _actor, _actor_name, _echo, _engine, _fail, _governance_call,
+                               _require, app)
 
 reviewers_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                             help="Reviewers of a shared store: their role and scopes (roles come from here).")
 scope_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                         help="Repository visibility (private | internal | public).")
-
-
-def _governance_call(fn, *args, **kwargs):
-    from memtui.governance.reviewers import GovernanceError
-
-    try:
-        return fn(*args, **kwargs)
-    except GovernanceError as exc:
-        raise _fail(str(exc), exc.exit_code)
 
 
 @reviewers_app.command("add")

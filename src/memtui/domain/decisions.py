@@ -12,6 +12,11 @@ class DecisionError(LifecycleError):
     """A decision or undo that cannot be carried out; the message says why."""
 
 
+class VersionChanged(DecisionError):
+    """The memory changed since the version the reviewer saw: "ID changed by ACTOR at TIME: look
+    again" (issue 9 item 3; the HTTP API answers 409)."""
+
+
 class Decision(StrEnum):
     """What a reviewer can decide on one memory (CLI ``memtui decide``, the queue keys)."""
 

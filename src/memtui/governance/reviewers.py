@@ -114,7 +114,7 @@ def _parse_scopes(scopes: list[str] | tuple[str, ...]) -> list[str]:
     return out
 
 
-def _check_admin(session: Session, who: str, what: str) -> None:
+def check_admin(session: Session, who: str, what: str) -> None:
     admins = session.exec(select(Reviewer).where(Reviewer.role.in_(ADMIN_ROLES))).all()
     if not admins:
         return  # bootstrap: nobody administers yet, so anyone may add the first lead or maintainer
@@ -133,7 +133,7 @@ def add_reviewer(engine: Engine, name: str, role: str, scopes: list[str] | tuple
         raise ReviewerUsageError(f"--role must be one of {', '.join(ROLES)}, not {role!r}")
     clean = _parse_scopes(scopes)
     with Session(engine) as session, session.begin():
-        _check_admin(session, by, f"adding reviewer {name!r}")
+        check_admin(session, by, f"adding reviewer {name!r}")
         row = session.get(Reviewer, name)
         before = {"role": row.role, "scopes": list(row.scopes)} if row else None
         if row is not None and row.role in ADMIN_ROLES and role not in ADMIN_ROLES:
@@ -159,7 +159,7 @@ def remove_reviewer(engine: Engine, name: str, by: str) -> ReviewerView:
     """Remove a reviewer; audited ``reviewer_removed``. Refused (ActorRefused) when ``by`` may not
     administer, the name is unknown, or it is the last lead/maintainer while others remain."""
     with Session(engine) as session, session.begin():
-        _check_admin(session, by, f"removing reviewer {name!r}")
+        check_admin(session, by, f"removing reviewer {name!r}")
         row = session.get(Reviewer, name)
         if row is None:
             raise ActorRefused(f"{name!r} is not a reviewer of this store (see memtui reviewers list)")

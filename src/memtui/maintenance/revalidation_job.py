@@ -12,7 +12,7 @@ from collections import defaultdict
 from types import SimpleNamespace
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from sqlalchemy import insert, update
 from sqlalchemy.engine import Engine
@@ -57,8 +57,10 @@ PYTHON_HUNKS_ABOVE_COMMITS = 100
 
 
 def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: datetime, *, dry_run: bool = False,
-                     on_progress: Callable[[int, int], None] | None = None) -> JobResult:
-    """Revalidate the memories of ``repository_id`` against HEAD of ``checkout`` at instant ``now``.
+                     on_progress: Callable[[int, int], None] | None = None,
+                     memory_ids: Sequence[str] | None = None) -> JobResult:
+    """Revalidate the memories of ``repository_id`` (only ``memory_ids`` when given) against HEAD of
+    ``checkout`` at instant ``now``.
 
     Returns the JobResult (selected: memories checked; updated: memories whose state or evidence
     changed). A second run over the same state updates 0. Evidence and result rows are written
@@ -71,10 +73,11 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
         # of the time; ORM objects are loaded only for the memories whose state changes
         states: dict[str, str] = {}
         policies: dict[str, list] = {}
-        for mid, state, policy in session.exec(
-                select(Memory.memory_id, Memory.state, Memory.invalidation_policy)
-                .where(Memory.repository_id == repository_id, Memory.state.in_(REVALIDATED_STATES))
-                .order_by(Memory.memory_id)):
+        selected = (select(Memory.memory_id, Memory.state, Memory.invalidation_policy)
+                    .where(Memory.repository_id == repository_id, Memory.state.in_(REVALIDATED_STATES)))
+        if memory_ids is not None:
+            selected = selected.where(Memory.memory_id.in_(list(memory_ids)))
+        for mid, state, policy in session.exec(selected.order_by(Memory.memory_id)):
             states[mid], policies[mid] = state, list(policy or [])
         cols = (Evidence.evidence_id, Evidence.memory_id, Evidence.type, Evidence.path, Evidence.commit_sha,
                 Evidence.line_start, Evidence.line_end, Evidence.symbol, Evidence.target, Evidence.span_hash,
@@ -194,3 +197,36 @@ def _result_values(verdict: MemoryVerdict) -> dict:
 def _chunks(items: list, n: int):
     for i in range(0, len(items), n):
         yield items[i:i + n]
+
+
+class RevalidationUnavailable(ValueError):
+    """One memory cannot be revalidated (org-wide, its repository has no usable checkout, or its state
+    is not revalidated); the message says why."""
+
+
+def revalidate_memory(engine: Engine, memory_id: str, now: datetime) -> JobResult:
+    """Revalidate one memory against HEAD of its repository's registered checkout: the revalidation
+    job (:func:`run_revalidation`) narrowed to that memory, one transaction with its job row; state
+    changes are made by ``system:maintenance`` with the job id. Raises MemoryNotFound,
+    :class:`RevalidationUnavailable` or GitError."""
+    from sqlmodel import Session
+
+    from memtui.review.lifecycle import MemoryNotFound
+    from memtui.store.models import Repository
+
+    with Session(engine) as session:
+        memory = session.get(Memory, memory_id)
+        if memory is None:
+            raise MemoryNotFound(memory_id)
+        repository_id, state = memory.repository_id, memory.state
+        repo = session.get(Repository, repository_id) if repository_id else None
+    if repository_id is None:
+        raise RevalidationUnavailable(f"{memory_id} is org-wide: it has no repository to revalidate against")
+    if state not in REVALIDATED_STATES:
+        raise RevalidationUnavailable(f"{memory_id} is {state}; only {', '.join(REVALIDATED_STATES)} memory is "
+                                      "revalidated")
+    if repo is None or not repo.checkout_path or not Path(repo.checkout_path).is_dir():
+        where = repo.checkout_path if repo and repo.checkout_path else "(none registered)"
+        raise RevalidationUnavailable(f"repository {repository_id!r} has no checkout to revalidate against "
+                                      f"({where}); register it with memtui repo add {repository_id} PATH")
+    return run_revalidation(engine, repository_id, Path(repo.checkout_path), now, memory_ids=[memory_id])

@@ -30,7 +30,7 @@ class UsageOutcome:
 
 def record_usage(engine: Engine, memory_id: str, outcome: str, actor: Actor, *, workflow_run_id: str | None = None,
                  usage_type: str = "context_pack", issue: str | None = None,
-                 within: Scope | None = None) -> UsageOutcome:
+                 within: Scope | None = None, viewer: Actor | None = None) -> UsageOutcome:
     """Record one use of ``memory_id`` with ``outcome`` (positive, negative, neutral, harm), in one transaction.
 
     The event's detail names the actor (``type:id``). Sets ``last_used_at``. A ``harm`` outcome also
@@ -38,13 +38,18 @@ def record_usage(engine: Engine, memory_id: str, outcome: str, actor: Actor, *, 
     §21.2). A memory ``actor`` may not see (:func:`memtui.governance.visibility.can_see`: an agent
     never sees a private repository) or that a recall inside ``within`` would not consider
     (:func:`memtui.domain.scopes.applies_within`) is reported as MemoryNotFound, so its
-    existence is not revealed. Raises MemoryNotFound, ValueError (unknown outcome).
+    existence is not revealed; with ``viewer`` (the HTTP API) such a memory raises MemoryOutOfScope
+    instead, which answers 403. Raises MemoryNotFound, MemoryOutOfScope, ValueError (unknown outcome).
     """
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
     now = utcnow()
     with Session(engine) as session, session.begin():
         m = session.get(Memory, memory_id)
+        if m is not None and viewer is not None and not can_see(session, viewer, m):
+            from memtui.review.service import MemoryOutOfScope
+
+            raise MemoryOutOfScope(memory_id, viewer)
         if m is None or not can_see(session, actor, m) or (
                 not applies_within(m.tenant_id, m.repository_id, m.module_path, within)):
             raise MemoryNotFound(memory_id)

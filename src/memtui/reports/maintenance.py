@@ -21,7 +21,7 @@ from memtui.domain.states import ALL_STATES, QUEUE_STATES
 from memtui.maintenance.assess import assess
 from memtui.maintenance.prune import load_pruning_policy, pruning_plan
 from memtui.store.models import Memory, Revalidation, StateHistory
-from memtui.text import visible
+from memtui.text import visible_data
 
 REPORT_FILES = ("memory-health-report.yaml", "memory-revalidation-report.yaml", "memory-conflicts.yaml",
                 "memory-pruning-plan.yaml", "memory-review-queue.yaml", "memory-duplicates.yaml",
@@ -41,20 +41,8 @@ def _str_presenter(dumper, data):
 _Dumper.add_representer(str, _str_presenter)
 
 
-def _shown(value: Any) -> Any:
-    """``value`` with every text made printable (:func:`memtui.text.visible`): a report never carries a
-    terminal escape sequence from a statement or reason (issue 9, item 5)."""
-    if isinstance(value, str):
-        return visible(value)
-    if isinstance(value, dict):
-        return {_shown(k): _shown(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_shown(v) for v in value]
-    return value
-
-
 def _dump(path: Path, data: dict[str, Any]) -> None:
-    text = yaml.dump(_shown(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+    text = yaml.dump(visible_data(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
     path.write_text(text, encoding="utf-8")
 
 
@@ -191,6 +179,29 @@ def review_queue_report(engine: Engine, now: datetime) -> dict[str, Any]:
     return {"generatedAt": iso(now), "reviewQueue": items}
 
 
+def report_names() -> tuple[str, ...]:
+    """The reports by name, without ``.yaml`` (``memory-health-report`` ...), in file order."""
+    return tuple(n.removesuffix(".yaml") for n in REPORT_FILES)
+
+
+def build_report(engine: Engine, name: str, now: datetime, rules: PruningRules | None = None) -> dict[str, Any]:
+    """The data of one report (``memory-health-report``, with or without ``.yaml``) as written to its
+    file. Raises KeyError naming the known reports for an unknown name."""
+    builders: dict[str, Callable[[], dict[str, Any]]] = {
+        "memory-health-report.yaml": lambda: health_report(engine, now),
+        "memory-revalidation-report.yaml": lambda: revalidation_report(engine, now),
+        "memory-conflicts.yaml": lambda: conflicts_report(engine, now),
+        "memory-pruning-plan.yaml": lambda: pruning_report(engine, now, rules or load_pruning_policy(None)),
+        "memory-review-queue.yaml": lambda: review_queue_report(engine, now),
+        "memory-duplicates.yaml": lambda: duplicates_report(engine, now),
+        "memory-compaction-proposals.yaml": lambda: compaction_report(engine, now),
+    }
+    file = name if name.endswith(".yaml") else name + ".yaml"
+    if file not in builders:
+        raise KeyError(f"no report {name!r}; the reports are {', '.join(report_names())}")
+    return builders[file]()
+
+
 def write_reports(engine: Engine, out_dir: Path | str, now: datetime, *, pruning_policy: Path | None = None,
                   progress: Callable[[str], None] | None = None) -> list[Path]:
     """Write the report files (the five of seed 000 §26.2, plus duplicates and compaction proposals)
@@ -198,20 +209,11 @@ def write_reports(engine: Engine, out_dir: Path | str, now: datetime, *, pruning
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rules = load_pruning_policy(pruning_policy)
-    builders = {
-        "memory-health-report.yaml": lambda: health_report(engine, now),
-        "memory-revalidation-report.yaml": lambda: revalidation_report(engine, now),
-        "memory-conflicts.yaml": lambda: conflicts_report(engine, now),
-        "memory-pruning-plan.yaml": lambda: pruning_report(engine, now, rules),
-        "memory-review-queue.yaml": lambda: review_queue_report(engine, now),
-        "memory-duplicates.yaml": lambda: duplicates_report(engine, now),
-        "memory-compaction-proposals.yaml": lambda: compaction_report(engine, now),
-    }
     paths = []
     for name in REPORT_FILES:
         if progress:
             progress(name)
         path = out / name
-        _dump(path, builders[name]())
+        _dump(path, build_report(engine, name, now, rules))
         paths.append(path)
     return paths

@@ -29,16 +29,11 @@ from sqlmodel import Session, select
 
 from memtui.clock import iso, utcnow
 from memtui.domain.states import QUEUE_STATES
+from memtui.store.engine import is_lock_conflict  # noqa: F401  (re-exported: callers import it from here)
 from memtui.store.models import Memory, ReviewClaim, StateHistory
 
 _M = Memory.__table__
 _C = ReviewClaim.__table__
-
-
-def is_lock_conflict(exc: Exception) -> bool:
-    """Whether a database error is SQLite's "database is locked / busy" (another writer won the race)."""
-    text = str(getattr(exc, "orig", exc)).lower()
-    return "database is locked" in text or "database is busy" in text or "database table is locked" in text
 
 
 def changed_by(session: Session, memory: Memory, expected_version: int | None = None) -> str:
@@ -63,17 +58,17 @@ def changed_by_now(engine: Engine, memory_id: str, expected_version: int | None 
 def retry_when_outraced(method):
     """Decorate a one-transaction service method ``(self, memory_id, …, expected_version=None)``: a
     lost SQLite write lock runs it again from a fresh read (which then sees the other write); a lost
-    optimistic UPDATE (StaleDataError) becomes a DecisionError "changed by ACTOR at TIME"."""
+    optimistic UPDATE (StaleDataError) becomes a VersionChanged "changed by ACTOR at TIME"."""
 
     @functools.wraps(method)
     def wrapper(self, memory_id, *args, **kwargs):
-        from memtui.domain.decisions import DecisionError
+        from memtui.domain.decisions import VersionChanged
 
         for attempt in range(40):
             try:
                 return method(self, memory_id, *args, **kwargs)
             except StaleDataError as exc:
-                raise DecisionError(changed_by_now(self.engine, memory_id, kwargs.get("expected_version"))) from exc
+                raise VersionChanged(changed_by_now(self.engine, memory_id, kwargs.get("expected_version"))) from exc
             except sa.exc.OperationalError as exc:
                 if not is_lock_conflict(exc) or attempt == 39:
                     raise

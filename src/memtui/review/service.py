@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timedelta
+from typing import Sequence
+
+import sqlalchemy as sa
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, func, select
 
-from memtui.domain.decisions import Decision, DecisionError, review_state_after, target_state
+from memtui.domain.decisions import Decision, DecisionError, VersionChanged, review_state_after, target_state
 from memtui.domain.invariants import Actor
 from memtui.domain.states import ALL_STATES, QUEUE_STATES
 from memtui.governance.visibility import can_see, restrict
@@ -30,7 +33,7 @@ from memtui.review.views import (
     RepositoryHealth,
     ScopeView,
 )
-from memtui.store.models import Memory, Revalidation, StateHistory
+from memtui.store.models import Evidence, Memory, Revalidation, StateHistory
 
 QUEUE_RANK: dict[str, int] = {s.value: i for i, s in enumerate(QUEUE_STATES)}
 REJECTABLE_STATES = ("candidate", "approved", "active", "needs_review", "challenged", "superseded")
@@ -100,7 +103,7 @@ class ReviewService:
                 if memory is None:
                     raise MemoryNotFound(memory_id)
                 if expected_version is not None and memory.version != expected_version:
-                    raise DecisionError(changed_by(session, memory, expected_version))
+                    raise VersionChanged(changed_by(session, memory, expected_version))
                 if decision is Decision.REJECT and memory.state not in REJECTABLE_STATES:
                     raise DecisionError(f"{memory_id} is {memory.state}; only a memory waiting for a decision "
                                         "or in use can be rejected")
@@ -124,9 +127,10 @@ class ReviewService:
                 if to.value in RETIRED_STATES:
                     session.flush()
                     close_conflicts_of_retired(session, memory, actor, None)
-                return DecisionOutcome(event.event_id, memory_id, from_state, to.value)
+                session.flush()  # the optimistic UPDATE ... WHERE version = N runs here
+                return DecisionOutcome(event.event_id, memory_id, from_state, to.value, version=memory.version)
         except StaleDataError as exc:
-            raise DecisionError(changed_by_now(self.engine, memory_id, expected_version)) from exc
+            raise VersionChanged(changed_by_now(self.engine, memory_id, expected_version)) from exc
 
     @retry_when_outraced
     def edit_statement(self, memory_id: str, actor: Actor, *, text: str | None = None, proposed: bool = False,
@@ -138,14 +142,13 @@ class ReviewService:
         Raises MemoryNotFound or DecisionError (nothing proposed, empty text, a changed version)."""
         from memtui.review.lifecycle import record_note
         from memtui.revalidation.references import rewrite_reference
-        from memtui.store.models import Evidence
 
         with Session(self.engine) as session, session.begin():
             memory = session.get(Memory, memory_id)
             if memory is None:
                 raise MemoryNotFound(memory_id)
             if expected_version is not None and memory.version != expected_version:
-                raise DecisionError(changed_by(session, memory, expected_version))
+                raise VersionChanged(changed_by(session, memory, expected_version))
             moved: list[Evidence] = []
             if proposed:
                 reval = session.get(Revalidation, memory_id)
@@ -255,19 +258,31 @@ class ReviewService:
                 select(func.count()).select_from(Memory).where(Memory.state.in_(list(QUEUE_RANK))),
                 session, self.viewer)).one()
 
-    def queue_page(self, after: tuple[int, str] | None = None, limit: int = 100) -> list[QueueItemView]:
+    def queue_page(self, after: tuple[int, str] | None = None, limit: int = 100, *,
+                   states: Sequence[str] | None = None, memory_type: str | None = None,
+                   repository_id: str | None = None, reason_code: str | None = None) -> list[QueueItemView]:
         """The next ``limit`` queue items after the keyset cursor ``(rank, memory_id)``.
 
         Order: state rank (needs_review, challenged, candidate, approved), then memory id.
         One indexed range query per state, so a page costs the same at row 10 and row 100,000.
+        Filters (the HTTP API's ``GET /review-queue``): ``states`` (queue states only; others give
+        nothing), ``memory_type``, ``repository_id``, ``reason_code`` (a piece of its evidence
+        carries that revalidation reason code, e.g. ``span_changed``).
         """
         items: list[QueueItemView] = []
         start_rank, after_id = after if after else (0, None)
         with Session(self.engine) as session:
             for state, rank in QUEUE_RANK.items():
-                if rank < start_rank or len(items) >= limit:
+                if rank < start_rank or len(items) >= limit or (states is not None and state not in states):
                     continue
                 q = restrict(select(Memory).where(Memory.state == state), session, self.viewer)
+                if memory_type is not None:
+                    q = q.where(Memory.type == memory_type)
+                if repository_id is not None:
+                    q = q.where(Memory.repository_id == repository_id)
+                if reason_code is not None:
+                    q = q.where(sa.exists().where(Evidence.memory_id == Memory.memory_id,
+                                                  Evidence.reason_code == reason_code))
                 if rank == start_rank and after_id is not None:
                     q = q.where(Memory.memory_id > after_id)
                 q = q.order_by(Memory.memory_id).limit(limit - len(items))
@@ -365,3 +380,39 @@ class ReviewService:
                 session, self.viewer).group_by(Memory.repository_id))
             return {repo: n for repo, n in rows}
 
+
+def _health_dicts(rows, conflicted: dict) -> list[dict]:
+    """The ``memoryHealth`` rows of ``memtui health --json`` (and the HTTP API's health endpoint)."""
+    out = []
+    for r in rows:
+        s = r.by_state
+        queue = s["candidate"] + s["needs_review"] + s["challenged"] + s["approved"]
+        action = []
+        if s["needs_review"] or s["challenged"]:
+            action.append(f"review {s['needs_review'] + s['challenged']} memories that need review")
+        if s["candidate"]:
+            action.append(f"decide {s['candidate']} pending candidates")
+        if conflicted.get(r.repository_id):
+            action.append(f"resolve conflicts of {conflicted[r.repository_id]} memories")
+        out.append({
+            "repositoryId": r.repository_id, "total": r.total,
+            "active": s["active"], "candidatesPending": s["candidate"], "needsReview": s["needs_review"],
+            "conflicted": conflicted.get(r.repository_id, 0), "expired": s["expired"],
+            "reviewQueue": queue, "byState": s, "actionRequired": action,
+        })
+    return out
+
+
+def health_json(engine: Engine, viewer: Actor | None, repository_id: str | None = None) -> dict:
+    """``{"memoryHealth": [...], "secretIncidents": [...]}`` as ``memtui health --json`` prints it, of the
+    memory ``viewer`` may see; ``repository_id`` narrows both lists to one repository."""
+    from memtui.safety.incidents import secret_incidents
+
+    svc = ReviewService(engine, viewer)
+    rows = _health_dicts(svc.health(), svc.conflict_open_count())
+    with Session(engine) as session:
+        incidents = secret_incidents(session, viewer)
+    if repository_id is not None:
+        rows = [r for r in rows if r["repositoryId"] == repository_id]
+        incidents = [i for i in incidents if i["repositoryId"] == repository_id]
+    return {"memoryHealth": rows, "secretIncidents": incidents}

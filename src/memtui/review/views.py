@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memtui.clock import iso
+
 
 @dataclass(frozen=True)
 class ScopeView:
@@ -159,6 +161,7 @@ class DecisionOutcome:
     from_state: str | None
     to_state: str
     compensates: str | None = None
+    version: int | None = None  # the memory's version after the decision (what the next one must expect)
 
 
 @dataclass(frozen=True)
@@ -172,3 +175,46 @@ class RepositoryHealth:
     def total(self) -> int:
         """All memories of the repository, any state."""
         return sum(self.by_state.values())
+
+
+def detail_json(d: "MemoryDetailView") -> dict:
+    """A memory's record as ``memtui show --json`` and ``GET /memory/{id}`` give it (camelCase)."""
+    return {
+        "memoryId": d.memory_id, "logicalMemoryId": d.logical_memory_id, "type": d.type,
+        "statement": d.statement,
+        "scope": {"tenantId": d.scope.tenant_id, "repositoryId": d.scope.repository_id,
+                  "modulePath": d.scope.module_path, "appliesTo": list(d.scope.applies_to),
+                  "doesNotApplyTo": list(d.scope.does_not_apply_to)},
+        "state": d.state, "confidence": d.confidence, "reviewState": d.review_state,
+        "conflictState": d.conflict_state, "impact": d.impact, "origin": d.origin,
+        "proposedBy": {"type": d.proposer_type, "id": d.proposer_id} if d.proposer_type else None,
+        "failureClass": d.failure_class, "promotionStatus": d.promotion_status,
+        "requiresHumanReview": d.requires_human_review, "tags": list(d.tags),
+        "invalidationPolicy": list(d.invalidation_policy),
+        "createdAt": iso(d.created_at), "lastValidatedAt": iso(d.last_validated_at),
+        "lastUsedAt": iso(d.last_used_at), "expiresAt": iso(d.expires_at),
+        "expiresAfterDays": d.expires_after_days, "reviewAfterDays": d.review_after_days,
+        "supersededBy": d.superseded_by, "sources": list(d.sources), "compactionStatus": d.compaction_status,
+        "version": d.version,
+        "evidence": [
+            {"type": e.type, "path": e.path, "commitSha": e.commit_sha,
+             "lines": [e.line_start, e.line_end] if e.line_start is not None else None,
+             "symbol": e.symbol, "target": e.target, "ref": e.ref, "spanHash": e.span_hash,
+             "status": e.status, "repositoryId": e.repository_id,
+             "current": {"path": e.current_path, "lines": [e.current_line_start, e.current_line_end],
+                         "commitSha": e.current_commit} if e.current_path else None,
+             "reasonCode": e.reason_code, "reason": e.status_reason}
+            for e in d.evidence
+        ],
+        "revalidation": {"status": d.revalidation_status, "reasons": list(d.revalidation_reasons),
+                         "proposedStatement": d.proposed_statement}
+        if d.revalidation_status else None,
+    }
+
+
+def event_json(e: "EventView") -> dict:
+    """A history event as ``memtui history --json`` and ``GET /memory/{id}/history`` give it."""
+    return {"eventId": e.event_id, "memoryId": e.memory_id, "fromState": e.from_state, "toState": e.to_state,
+            "reason": e.reason, "comment": e.comment, "actorType": e.actor_type, "actorId": e.actor_id,
+            "actorRole": e.actor_role, "jobId": e.job_id, "compensates": e.compensates,
+            "createdAt": iso(e.created_at)}

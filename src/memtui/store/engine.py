@@ -35,6 +35,12 @@ def resolve_url(db: str | None) -> str:
     return db
 
 
+def is_lock_conflict(exc: Exception) -> bool:
+    """Whether a database error is SQLite's "database is locked / busy" (another writer won the race)."""
+    text = str(getattr(exc, "orig", exc)).lower()
+    return "database is locked" in text or "database is busy" in text or "database table is locked" in text
+
+
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
@@ -44,8 +50,9 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur.close()
 
 
-def make_engine(db: str | None = None) -> Engine:
-    """Create the engine for ``db`` (see :func:`resolve_url`); SQLite connections get WAL and foreign keys."""
+def make_engine(db: str | None = None, *, pool_size: int | None = None) -> Engine:
+    """Create the engine for ``db`` (see :func:`resolve_url`); SQLite connections get WAL and foreign keys.
+    ``pool_size``: PostgreSQL connections kept open (default SQLAlchemy's 5; ``memtui serve`` asks for more)."""
     url = resolve_url(db)
     if url.startswith("sqlite"):
         path = url.removeprefix("sqlite:///")
@@ -60,7 +67,8 @@ def make_engine(db: str | None = None) -> Engine:
         raise StoreError(f"unsupported store {url.split('://', 1)[0]}://: use a SQLite file path or a "
                          "postgresql:// URL")
     try:
-        return sa.create_engine(url, pool_pre_ping=True)
+        extra = {"pool_size": pool_size, "max_overflow": pool_size} if pool_size else {}
+        return sa.create_engine(url, pool_pre_ping=True, **extra)
     except (sa.exc.ArgumentError, ImportError) as exc:
         raise StoreError(f"cannot use store URL {url!r}: {exc}") from exc
 
@@ -108,8 +116,8 @@ def upgrade(engine: Engine) -> tuple[str | None, str]:
     return before, head
 
 
-def open_store(db: str | None = None) -> Engine:
+def open_store(db: str | None = None, *, pool_size: int | None = None) -> Engine:
     """Engine for ``db``, migrated to the newest revision (every command opens the store this way)."""
-    engine = make_engine(db)
+    engine = make_engine(db, pool_size=pool_size)
     upgrade(engine)
     return engine

@@ -379,3 +379,24 @@ class ReviewClaim(SQLModel, table=True):
     claimed_by: str = Field(max_length=200)
     claimed_at: datetime
     expires_at: datetime
+
+
+class ApiToken(SQLModel, table=True):
+    """A bearer token of the HTTP API (issue 12): only the sha256 of its secret is kept.
+
+    ``kind`` ``reviewer``: the holder acts as the reviewer ``name`` (role and scopes from the
+    reviewer table at each request); ``agent``: an agent actor that recalls and reports usage but
+    never decides. ``expires_at`` None never expires; a revoked token stays listed."""
+
+    __tablename__ = "api_token"
+
+    token_id: str = Field(primary_key=True, max_length=64)
+    name: str = Field(max_length=200, index=True)
+    kind: str = Field(max_length=20)  # reviewer | agent
+    token_hash: str = Field(sa_column=sa.Column(sa.String(64), nullable=False, unique=True))
+    created_by: str = Field(max_length=200)
+    created_at: datetime
+    expires_at: Optional[datetime] = None
+    revoked_at: Optional[datetime] = None
+    revoked_by: Optional[str] = Field(default=None, max_length=200)
+    last_used_at: Optional[datetime] = None
