@@ -343,8 +343,9 @@ def test_shell_fence_lines_naming_paths_are_memories(tmp_path):
                             "cmd/bd/main.go": "package main\n"})
     parsed = parse(root)
     assert [it.statement for it in parsed.items] == ["Release: `./scripts/bump-version.sh 0.2.0`",
-                                                     "Release: `go build ./cmd/bd`"]
-    bump = item(parsed, "bump-version")
+                                                     "Release: `go build ./cmd/bd`",
+                                                     'Release: `open("scripts/bump-version.sh")`']
+    bump = item(parsed, "./scripts/bump-version")
     assert bump.evidence[0]["line_start"] == bump.evidence[0]["line_end"] == 7
     assert bump.evidence[1:] == [{"type": "file_span", "ref": "mention", "target": "./scripts/bump-version.sh",
                                   "path": "scripts/bump-version.sh", "commit_sha": head}]
@@ -352,7 +353,7 @@ def test_shell_fence_lines_naming_paths_are_memories(tmp_path):
                                             "path": "cmd/bd", "commit_sha": head}]
     skipped = {n: why for src, n, why in parsed.skipped}
     assert skipped[6] == skipped[9] == "code block"  # the comment and `npm test`
-    assert skipped[13] == skipped[14] == "code block"  # the python block
+    assert skipped[13] == "code block"  # the python block's `import os` names nothing; line 14 is code naming a path
 
 
 def test_bold_label_class_names_are_symbols_when_defined(tmp_path):

@@ -82,7 +82,8 @@ from memtui.importers.reader import ImportFileError
 from memtui.importers.records import (ImportContext, Item, Parsed, norm_text, read_text, record_error, tag,
                                       type_for_label, type_for_text)
 from memtui.importers.refs import _CODE_SPAN as _RCODE
-from memtui.importers.refs import _URL, RawRef, RefResolver, Where, command_refs, find_refs, looks_like_path
+from memtui.importers.refs import (_URL, RawRef, RefResolver, Where, code_line_refs, command_refs, find_refs,
+                                   looks_like_path)
 
 __all__ = ["parse_markdown", "split_blocks", "Block", "find_corrections", "MAX_IMPORT_DEPTH"]
 
@@ -142,7 +143,7 @@ _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _TREE_PREFIX = re.compile(r"^[\s│├└─┬┼┃┣┗━╰╭┊┆╎|`+\\-]*")
 _TREE_CHARS = re.compile(r"[│├└─┬┼┃┣┗━╰╭]|(?:^|\s)[|`+][-─]{1,}")
 _TREE_ENTRY = re.compile(r"^(?P<name>`?[\w.@+()\[\]$-][\w.@+()\[\]$/-]*/?`?|\.{1,2}/?)"
-                         r"(?:\s+(?:#|//|--|—|–|->|<-|←|:|-)\s*(?P<c1>.*)|\s{2,}(?P<c2>\S.*))?\s*$")
+                         r"(?:\s+(?:#|//|--|—|–|->|<-|←|:|-)\s*(?P<c1>.*)|(?<=/)#\s*(?P<c3>.*)|\s{2,}(?P<c2>\S.*))?\s*$")
 _TREE_FENCES = frozenset({"", "text", "txt", "tree", "plain", "plaintext", "none", "ascii", "dir", "directory",
                           "filetree", "files", "structure", "md", "markdown"})
 _LEAD_END = re.compile(r":\s*(?:\*\*|__|\*|_)?\s*$")
@@ -256,7 +257,7 @@ def _tree(lines: list[str]) -> list[_Entry] | None:
         name = m.group("name").strip("`")
         if name.endswith("/"):
             slashed = True
-        entries.append(_Entry(off, len(prefix), name, (m.group("c1") or m.group("c2") or "").strip()))
+        entries.append(_Entry(off, len(prefix), name, (m.group("c1") or m.group("c2") or m.group("c3") or "").strip()))
     if len(entries) < 2 or other > nonblank * 0.2 or not (drawn or slashed):
         return None
     _tree_paths(entries)
@@ -339,7 +340,7 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
             if entries is None and (info in _SHELL_FENCES or (not info and _all_commands(body))):
                 _command_blocks(body, i + 1 + first_line, info, block, blocks, skip)
             elif entries is None:
-                skip += [(i + 1 + k + first_line, "code block") for k in range(len(body))]
+                _code_blocks(body, i + 1 + first_line, info, block, blocks, skip)
             else:
                 _tree_blocks(entries, i + 1 + first_line, len(body), roots, block, blocks, skip)
             if j < n_lines:
@@ -497,17 +498,54 @@ def _command_blocks(body: list[str], first: int, info: str, block, blocks: list[
             skip.append((n, "code block"))
             continue
         cmd = _PROMPT.sub("", s).strip()
-        refs = command_refs(cmd) if cmd and not cmd.startswith("#") else []
+        if cmd.startswith("#"):  # a comment is prose: "# If conflicts in .beads/issues.jsonl, ..."
+            refs = [r for r in find_refs(cmd.lstrip("#")) if not r.exact]
+            for r in refs:
+                r.start += len(cmd) - len(cmd.lstrip("#"))
+        else:
+            refs = command_refs(cmd) if cmd else []
         if not refs:
             skip.append((n, "code block"))
             continue
-        b = block("command", [f"`{cmd}`"], n, n, refs=refs)
+        b = block("command", [_code(cmd)], n, n, refs=refs)
         if not b.labels:
             heads = [h for h, lv in zip(b.headings, b.levels) if lv > 1 and h]
             if heads:
-                b.parts = [f"{heads[-1]}: `{cmd}`"]
+                b.parts = [f"{heads[-1]}: {_code(cmd)}"]
         for r in refs:
             r.start += len(b.parts[0]) - len(cmd) - 1
+        blocks.append(b)
+
+
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span (a longer fence when it holds backticks)."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+def _code_blocks(body: list[str], first: int, info: str, block, blocks: list[Block],
+                 skip: list[tuple[int, str]]) -> None:
+    """One block per line of a fenced block in a programming language (or a text block that is no
+    tree) that names something (:func:`memtui.importers.refs.code_line_refs`; a text block's lines are
+    read as prose): the line in a code span after the lead-in's or nearest heading's subject, its
+    references illustrative (an example when they resolve nowhere). Other lines stay "code block"."""
+    prose = info in _TREE_FENCES
+    for k, raw in enumerate(body):
+        n = first + k
+        line = raw.rstrip("\n").rstrip("\r")
+        refs = [] if not line.strip() else find_refs(line) if prose else code_line_refs(line)
+        if prose:
+            for r in refs:
+                r.illustrative = True
+        refs = [r for r in refs if not r.exact]
+        if not refs:
+            skip.append((n, "code block"))
+            continue
+        shown = line.strip()
+        b = block("code", [_code(shown)], n, n, refs=refs)
+        if not b.labels:
+            heads = [h for h, lv in zip(b.headings, b.levels) if lv > 1 and h]
+            if heads:
+                b.parts = [f"{heads[-1]}: {_code(shown)}"]
         blocks.append(b)
 
 
@@ -969,7 +1007,8 @@ class _MarkdownImport:
                 skipped += [(n, "heading") for n in span]  # "# CLAUDE.md": the file's own title
                 continue
             statement = _clean(raw_text)
-            if self._imports(raw_text) and len(re.findall(r"[A-Za-z0-9_]{2,}", _IMPORT.sub(" ", statement))) <= 12:
+            if any("/" in t or "." in t for t in self._imports(raw_text)) and \
+                    len(re.findall(r"[A-Za-z0-9_]{2,}", _IMPORT.sub(" ", statement))) <= 12:
                 skipped += [(n, "@import pointer (followed)") for n in span]
                 continue  # "See @docs/x.md for the notes": a pointer, followed above
             if block.lead and not refs:

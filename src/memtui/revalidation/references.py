@@ -326,8 +326,9 @@ def check_references(evs: Sequence[Any], repo: GitRepo, head: str, history: Hist
                                               f"{written(ev)} is an example, not a reference", "none")
             continue
         if not ev.commit_sha:
-            out[ev.evidence_id] = make_result(ev, "unchecked", "not_checkable",
-                                              f"{written(ev)} has no commit to check from", "none")
+            why = "is outside the repository (not checked)" if (ev.path or "").startswith("~") else \
+                "has no commit to check from"
+            out[ev.evidence_id] = make_result(ev, "unchecked", "not_checkable", f"{written(ev)} {why}", "none")
             continue
         if ev.type == "symbol":
             symbols.append(ev)
