@@ -434,3 +434,68 @@ def test_a_split_folder_is_not_moved_to_one_of_its_parts(tmp_path):
     checks, _ = check_of(r, [mention(1, "src/api", anchor, typ="folder", target="src/api/")])
     assert (checks[1].status, checks[1].reason_code, checks[1].current_path) == ("deleted", "folder_split", None)
     assert split[:7] in checks[1].reason and "lib" in checks[1].reason and "packages/api/src" in checks[1].reason
+
+
+ENTRY_OLD = "class Account::Entry < ApplicationRecord\n  def amount\n    1\n  end\nend\n"
+ENTRY_NEW = "class Entry < ApplicationRecord\n  def amount\n    1\n  end\nend\n"
+CLIENTS_OLD = ("class ClaudeClient:\n    def send(self):\n        return 1\n\n\n"
+               "class CodexClient:\n    def send(self):\n        return 2\n\n\ndef helper():\n    return 3\n")
+CLIENTS_NEW = ("class ClaudeProvider:\n    def send(self):\n        return 1\n\n\n"
+               "class CodexProvider:\n    def send(self):\n        return 2\n")
+
+
+def test_renamed_symbols_are_followed(tmp_path):
+    """A symbol defined nowhere at HEAD is followed: through its file's rename to a definition with the
+    same last name part (a flattened Ruby namespace), or to a similar name at the same place in the same
+    file (``ClaudeClient`` -> ``ClaudeProvider``); a symbol simply removed stays deleted."""
+    r = Repo(tmp_path / "r")
+    r.write("app/models/account/entry.rb", ENTRY_OLD)
+    r.write("src/clients.py", CLIENTS_OLD)
+    anchor = r.commit("start")
+    r.mv("app/models/account/entry.rb", "app/models/entry.rb")
+    r.write("app/models/entry.rb", ENTRY_NEW)
+    flatten = r.commit("flatten the namespace")
+    r.write("src/clients.py", CLIENTS_NEW)
+    rename = r.commit("clients are providers")
+    checks, _ = check_of(r, [
+        mention(1, "app/models/account/entry.rb", anchor, typ="symbol", target="Account::Entry", symbol="Account.Entry"),
+        mention(2, "src/clients.py", anchor, typ="symbol", target="ClaudeClient", symbol="ClaudeClient"),
+        mention(3, "src/clients.py", anchor, typ="symbol", target="helper()", symbol="helper"),
+    ])
+    c = checks[1]
+    assert (c.status, c.reason_code, c.renamed_to, c.current_path, c.current_line_start, c.moved_in) == (
+        "changed", "symbol_renamed", "Entry", "app/models/entry.rb", 1, flatten)
+    assert c.reason == f"Symbol Account::Entry was renamed to Entry (app/models/entry.rb:1) in {flatten[:7]}"
+    c = checks[2]
+    assert (c.status, c.reason_code, c.renamed_to, c.current_path, c.current_line_start, c.moved_in) == (
+        "changed", "symbol_renamed", "ClaudeProvider", "src/clients.py", 1, rename)
+    assert (checks[3].status, checks[3].reason_code, checks[3].moved_in) == (
+        "deleted", "referenced_symbol_deleted", rename)
+
+
+def test_maintain_proposes_the_renamed_symbol(tmp_path):
+    """Import at the old commit, rename, maintain: the memory goes to review with the new name proposed."""
+    r = Repo(tmp_path / "r")
+    r.write("src/clients.py", CLIENTS_OLD)
+    r.write("AGENTS.md", "# Notes\n\n- Requests go through `ClaudeClient` in `src/clients.py`.\n")
+    r.commit("start")
+    db = tmp_path / "m.db"
+    run = lambda *a: subprocess.run([sys.executable, "-m", "memtui", "--db", str(db), *a], cwd=r.path,  # noqa: E731
+                                    env={**GIT_ENV, "MEMTUI_ACTOR": "t"}, capture_output=True, text=True)
+    assert run("import", "AGENTS.md", "--repo", ".", "--repository-id", "r").returncode == 0
+    r.write("src/clients.py", CLIENTS_NEW)
+    r.commit("rename")
+    assert run("maintain", "--only", "revalidate", "--repo", "r").returncode == 0
+    from sqlmodel import Session, select
+
+    from memtui.store.engine import open_store
+    from memtui.store.models import Memory, Revalidation
+
+    engine = open_store(str(db))
+    with Session(engine) as s:
+        (m,) = s.exec(select(Memory)).all()
+        (rv,) = s.exec(select(Revalidation).where(Revalidation.memory_id == m.memory_id)).all()
+    engine.dispose()
+    assert m.state == "needs_review"
+    assert rv.proposed_statement == "Notes: Requests go through `ClaudeProvider` in `src/clients.py`." or \
+        rv.proposed_statement == "Requests go through `ClaudeProvider` in `src/clients.py`."

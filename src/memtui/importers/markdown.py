@@ -1045,7 +1045,7 @@ class _MarkdownImport:
                       proposer_id=source, state_tags=["uncommitted"] if mode == "uncommitted" else [])
             items.append(it)
             if self.view.repo is not None and refs:
-                self.pending.append(_Pending(it, block.dirs, file_dir, module_dir, rel, refs))
+                self.pending.append(_Pending(it, block.dirs, file_dir, module_dir, rel, refs, block.headings))
         self.out.skipped += [(source, n, why) for n, why in sorted(skipped)]
         if kind in ("memory_index", "memory_topic"):
             for earlier, (later, why) in find_corrections([it.statement for it in items]).items():
@@ -1116,7 +1116,8 @@ class _MarkdownImport:
                 elif d and explicit:
                     heading.append(d)
             heading = tuple(dict.fromkeys(heading))
-            where = Where(heading, p.file_dir, p.module_dir, p.own)
+            soft = resolver.heading_folders(p.headings, dict.fromkeys([p.file_dir, ""]))
+            where = Where(heading, p.file_dir, p.module_dir, p.own, soft)
             added: list[dict] = []
             seen: set[tuple] = set()
             for ref in p.refs:
@@ -1136,6 +1137,7 @@ class _Pending:
     module_dir: str
     own: str | None
     refs: list[RawRef]
+    headings: tuple[str, ...] = ()
 
 
 def _escapes(path: Path, boundary: Path) -> str | None:

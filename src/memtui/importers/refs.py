@@ -361,10 +361,11 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
         work = _mask(work, m.start(2) - 1, m.end())  # keep the link text: it may hold code spans
     for m in _CODE_SPAN.finditer(work):
         found = _code_refs(m.group(2), m.start())
-        if not found and _LOWER_ID.fullmatch(m.group(2).strip()) and len(m.group(2).strip()) > 2:
+        if all(r.exact for r in found) and _LOWER_ID.fullmatch(m.group(2).strip()) and len(m.group(2).strip()) > 2:
             # a lowercase name: a method when a class named earlier in the line defines it (see _owners)
-            found = [RawRef("symbol", m.group(2).strip(), m.start(), literal=False, symbol=m.group(2).strip())]
-            found[0].owner = ""
+            method = RawRef("symbol", m.group(2).strip(), m.start(), literal=False, symbol=m.group(2).strip())
+            method.owner = ""
+            found = found + [method]
         refs += found
         work = _mask(work, m.start(), m.end())
     for m in _IMPORT.finditer(work):
@@ -461,6 +462,7 @@ class Where:
     file_dir: str = ""  # the memory file's folder
     module_dir: str = ""  # the folder the memory file is about (its scope)
     own: str | None = None  # the memory file itself (never a reference)
+    soft: tuple[str, ...] = ()  # folders a heading's word names ("Go Guidelines" -> go), tried after the root
 
 
 @dataclass
@@ -519,8 +521,21 @@ class RefResolver:
         heading = list(where.heading)
         joined = [posixpath.join(*heading[:i + 1]) for i in range(len(heading))] if heading else []
         order = ([where.file_dir] if ref.link else []) + list(ref.bases) + list(reversed(joined)) + \
-            list(reversed(heading)) + [where.file_dir, where.module_dir, ""]
+            list(reversed(heading)) + [where.file_dir, where.module_dir, ""] + list(reversed(where.soft))
         return list(dict.fromkeys(order))
+
+    def heading_folders(self, headings: Iterable[str], near: Iterable[str]) -> tuple[str, ...]:
+        """Folders the words of ``headings`` name ("Go Guidelines" -> ``go``, "Python SDK" -> ``python``):
+        a word (two letters or more) equal, ignoring case, to the name of a folder directly under one of
+        ``near`` (the repository root, the memory file's folder)."""
+        out = []
+        for h in headings:
+            for word in re.findall(r"[A-Za-z][\w-]+", h or ""):
+                for base in near:
+                    for d in sorted({*self._by_name.get(word, ()), *self._by_name.get(word.casefold(), ())}):
+                        if d in self.folders and posixpath.dirname(d) == base:
+                            out.append(d)
+        return tuple(dict.fromkeys(out))
 
     def resolve_path(self, target: str, bases: list[str], *, folder: bool = False,
                      suffix: bool = True) -> tuple[str, bool] | None:
@@ -567,6 +582,9 @@ class RefResolver:
 
     def _plausible(self, target: str, ref: RawRef, where: Where) -> str:
         t = target.strip()
+        if t.startswith("mdc:"):
+            t = "/" + t[4:]
+        t = _SCHEME.sub("", t)
         if t.startswith("/"):
             return posixpath.normpath(t.lstrip("/")) or t
         while t.startswith("./"):
@@ -614,7 +632,7 @@ class RefResolver:
             return out
         if ref.kind == "path":
             want_folder = ref.target.endswith("/")
-            hit = self.resolve_path(ref.target, bases, folder=want_folder, suffix=not ref.exact)
+            hit = self.resolve_path(ref.target, bases, folder=want_folder, suffix=not (ref.exact or ref.illustrative))
             if hit is None and not ref.literal:
                 return []
             if hit is not None and hit[0] == where.own:

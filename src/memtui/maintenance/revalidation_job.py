@@ -130,6 +130,9 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
             if check.reason_code == "path_moved" and check.current_path:
                 row = rows[check.evidence_id]
                 moved_paths[row["memory_id"]].append((row["target"] or row["path"] or "", row["path"], check.current_path))
+            elif check.reason_code == "symbol_renamed" and check.renamed_to:
+                row = rows[check.evidence_id]
+                moved_paths[row["memory_id"]].append((row["target"] or row["symbol"] or "", None, check.renamed_to))
         statements = {mid: st for ids in _chunks(sorted(moved_paths), 500) for mid, st in session.exec(
             select(Memory.memory_id, Memory.statement).where(Memory.memory_id.in_(ids)))}
         proposals = {mid: propose_statement(statements.get(mid) or "", mv) for mid, mv in moved_paths.items()}

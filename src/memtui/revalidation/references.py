@@ -26,6 +26,7 @@ Outcomes (``EvidenceCheck.status`` / ``reason_code``), design "revalidate":
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter
 from typing import Any, Callable, Sequence
@@ -78,6 +79,7 @@ class _Checker:
         self.result = make_result
         self.head_tree = history.tree(head)
         self._dir_names: dict[str, tuple[str, ...]] | None = None
+        self._anchor_defs: dict[str, dict[str, list]] = {}
 
     def dir_by_name(self) -> dict[str, tuple[str, ...]]:
         if self._dir_names is None:
@@ -114,6 +116,9 @@ class _Checker:
             where = f" in {_short(commit)}" if commit else f" since {_short(anchor)}"
             return self.result(ev, "deleted", "folder_split", f"{w} was split{where}: its files went to {new}",
                                "high", moved_in=commit)
+        if new is not None and new.rstrip("/") == written(ev).strip().lstrip("/").removeprefix("./").rstrip("/"):
+            # resolved elsewhere when written (by suffix); the name as written exists now: nothing to edit
+            return self.result(ev, "valid", "exists", f"{written(ev)} exists at HEAD as written", "none", new)
         if new is not None:
             where = f" in {_short(commit)}" if commit else ""
             why = f"{w} was moved to {new}{where}" if how == "history" else \
@@ -157,9 +162,12 @@ class _Checker:
         commits: Counter = Counter()
         deleted_in: Counter = Counter()
         named: Counter = Counter()
+        ends: list[tuple[str, str | None]] = []  # where followed files are at HEAD, whatever their new layout
         for f in inside:
             rest = f[len(prefix):]
             trail = self.history.follow(anchor, f)
+            if trail.path is not None and trail.path != f and self.head_tree.exists(trail.path):
+                ends.append((trail.path, trail.last_commit))
             if trail.path is None or trail.path == f or not self.head_tree.exists(trail.path):
                 if trail.steps:
                     deleted_in[trail.last_commit] += 1
@@ -181,13 +189,21 @@ class _Checker:
         if votes:
             new_dir, n = votes.most_common(1)[0]
             split = [d for d, _ in votes.most_common(3)]
-            if n * 2 <= sum(votes.values()) and len(split) > 1:
+            if n * 2 <= sum(votes.values()) and len(split) > 1 and not (
+                    new_dir.rsplit("/", 1)[-1] == path.rsplit("/", 1)[-1] and n > votes.most_common(2)[1][1]):
+                # (a folder of the same name that took more of its files than any other: moved there)
                 # no folder took most of its files: a split, not a move (nothing to rewrite)
                 return ", ".join(split), commits.most_common(1)[0][0] if commits else None, "split"
             if n * 3 >= len(inside) and self.head_tree.is_dir(new_dir) and not at.is_dir(new_dir):
                 commit = commits.most_common(1)[0][0] if commits else (
                     deleted_in.most_common(1)[0][0] if deleted_in else None)
                 return new_dir, commit, "history" if targets[new_dir] else "name"
+        if len(ends) * 2 > len(inside):
+            # most files were followed into a new layout (src/adapters/github.ts ->
+            # packages/adapters/src/forge/github/adapter.ts): the folder is where they all are now
+            common = posixpath.commonpath([e for e, _ in ends])
+            if common and self.head_tree.is_dir(common) and not at.is_dir(common):
+                return common, Counter(c for _, c in ends).most_common(1)[0][0], "history"
         commit = deleted_in.most_common(1)[0][0] if deleted_in else (
             commits.most_common(1)[0][0] if commits else None)
         name = path.rsplit("/", 1)[-1]
@@ -283,10 +299,30 @@ class _Checker:
                         ev, "valid", "symbol_relocated", f"Symbol {w} is now at {d.path}:{d.start_line}", "none",
                         d.path, (d.start_line, d.end_line))
                 continue
+            if not anchor_path and ev.commit_sha and name in self._defined_at(ev.commit_sha, evs, names):
+                # defined in several files when the line was written (so no path was kept), in none now
+                was = self._defined_at(ev.commit_sha, evs, names)[name]
+                commit = self.history.last_change_of(ev.commit_sha, sorted({d.path for d in was}), name.rsplit(".", 1)[-1])
+                where = f" in {_short(commit)}" if commit else f" since {_short(ev.commit_sha)}"
+                out[ev.evidence_id] = self.result(
+                    ev, "deleted", "referenced_symbol_deleted",
+                    f"Referenced symbol {w} is defined nowhere at HEAD (was in {len({d.path for d in was})} files; "
+                    f"removed{where})", "high", moved_in=commit)
+                continue
             if not anchor_path:
                 out[ev.evidence_id] = self.result(ev, "unresolvable", "reference_unresolvable",
                                                   f"Symbol {w} was defined nowhere at {_short(ev.commit_sha)} "
                                                   "(never existed, not stale)", "low")
+                continue
+            renamed = self._renamed(ev.commit_sha, anchor_path, name) if ev.commit_sha else None
+            if renamed is not None:
+                new_name, d, commit = renamed
+                new_w = _written_like(w, new_name)
+                where = f" in {_short(commit)}" if commit else ""
+                out[ev.evidence_id] = self.result(
+                    ev, "changed", "symbol_renamed",
+                    f"Symbol {w} was renamed to {new_w} ({d.path}:{d.start_line}){where}", "medium",
+                    d.path, (d.start_line, d.end_line), moved_in=commit, renamed_to=new_w)
                 continue
             commit = self._symbol_removed_in(ev.commit_sha, anchor_path, name) if ev.commit_sha else None
             where = f" in {_short(commit)}" if commit else (f" since {_short(ev.commit_sha)}" if ev.commit_sha else "")
@@ -295,12 +331,86 @@ class _Checker:
                                               f"(was in {anchor_path}; removed{where})", "high", moved_in=commit)
         return out
 
+    def _defined_at(self, anchor: str, evs: Sequence[Any], names: dict) -> dict[str, list]:
+        """Definitions at ``anchor`` of the path-less symbol names anchored there (memoized per commit):
+        one index lookup per anchor commit, only when such a name is defined nowhere at HEAD."""
+        memo = self._anchor_defs
+        if anchor not in memo:
+            from memtui.sources.symbol_index import RepoSymbolIndex
+
+            wanted = sorted({names[e.evidence_id] for e in evs if e.commit_sha == anchor and not e.path
+                             and names.get(e.evidence_id)})
+            try:
+                found = RepoSymbolIndex(self.repo, anchor).definitions(wanted) if wanted else {}
+            except GitError:
+                found = {}
+            memo[anchor] = {n: d for n, d in found.items() if d}
+        return memo[anchor]
+
+    def _renamed(self, anchor: str, path: str, name: str):
+        """(new qualified name, its definition at HEAD, commit) when the symbol ``name`` defined in
+        ``path`` at ``anchor`` was renamed: the file it was in (followed through renames, else the one
+        file of that name new at HEAD) defines, where it stood, a symbol with the same last name part
+        (``Account::Entry`` -> ``Entry`` when a namespace was flattened) or a similar name at the same
+        depth and position among its siblings (``ClaudeClient`` -> ``ClaudeProvider``); None otherwise."""
+        from difflib import SequenceMatcher
+
+        from memtui.sources.symbol_index import Definition
+        from memtui.sources.symbols import SymbolIndex
+
+        trail = self.history.follow(anchor, path)
+        here, commit = (trail.path, trail.last_commit) if trail.path and trail.path != path else (None, None)
+        if here is None or not self.head_tree.exists(here):
+            at = self.history.tree(anchor)
+            here = path if self.head_tree.exists(path) else (self._same_name(path, at) if at is not None else None)
+            commit = None
+        if here is None or language_for(here) is None:
+            return None
+        blobs = self.repo.read_blobs([(anchor, path), (self.head, here)])
+        old, new = blobs.get((anchor, path)), blobs.get((self.head, here))
+        if old is None or new is None or old.binary or new.binary:
+            return None
+        index = SymbolIndex(maxsize=8)
+        before = index.symbols(old.text, path, key=old.oid)
+        span = index.find_symbol(old.text, path, name, key=old.oid)
+        if span is None:
+            return None
+        old_q = span.name.split(".")
+        after = index.symbols(new.text, here, key=new.oid)
+        names_after = {s.name for s in after}
+        same = [s for s in after if s.name.split(".")[-1] == old_q[-1] and s.name != span.name]
+        pick = min(same, key=lambda s: (s.name.count("."), s.start_line)) if same else None
+        if pick is None:
+            siblings = [s.name for s in before if len(s.name.split(".")) == len(old_q) and s.name.split(".")[:-1] == old_q[:-1]]
+            now = [s for s in after if len(s.name.split(".")) == len(old_q) and s.name.split(".")[:-1] == old_q[:-1]]
+            k = siblings.index(span.name) if span.name in siblings else -1
+            if 0 <= k < len(now) and now[k].name not in siblings:
+                ratio = SequenceMatcher(None, old_q[-1].casefold(), now[k].name.split(".")[-1].casefold()).ratio()
+                if ratio >= 0.5:
+                    pick = now[k]
+        if pick is None or pick.name == span.name or span.name in names_after:
+            return None
+        if commit is None:
+            commit = self.history.last_change_of(anchor, [path] + ([here] if here != path else []), old_q[-1])
+        return pick.name, Definition(pick.name, here, pick.start_line, pick.end_line), commit
+
     def _symbol_removed_in(self, anchor: str, path: str, name: str) -> str | None:
         trail = self.history.follow(anchor, path)
         if trail.path is None and trail.steps:
             return trail.last_commit
         paths = [path] + ([trail.path] if trail.path and trail.path != path else [])
         return self.history.last_change_of(anchor, paths, name.rsplit(".", 1)[-1])
+
+
+def _written_like(written_as: str, new_name: str) -> str:
+    """``new_name`` (dotted) written as the line wrote the old name: as many trailing parts as it had
+    at most, its separator (``::``, ``.``) and a trailing ``()``."""
+    w = written_as.strip().strip("`")
+    call = "()" if w.endswith(")") else ""
+    base = re.sub(r"\(.*\)$", "", w)
+    sep = "::" if "::" in base else "#" if "#" in base else "."
+    n = len(re.split(r"::|\.|#", base))
+    return sep.join(new_name.split(".")[-n:]) + call
 
 
 def _symbol_name(ev: Any) -> str | None:
