@@ -370,3 +370,106 @@ def test_bold_label_class_names_are_symbols_when_defined(tmp_path):
         "symbol", "mention", "DownloadsWatchdog", "bu/watchdogs/downloads.py", 5, 7, head)
     assert refs_of(parsed, "was planned") == []
     assert refs_of(parsed, "see below") == []
+
+
+CODE = '''\
+# Agents
+
+## Prompts
+
+Add an entry to `PROMPT_FILES`:
+
+```python
+PROMPT_FILES: dict[str, str] = {
+    "MyAgent": "prompt/prompt-subagent-myagent.md",
+}
+profile = SubAgentProfile(tool_set=(tools.BASH,))  # see agent_controller.go
+x = undefined_helper(1)
+```
+
+```ruby
+class SomeModel < Application
+  registry = Provider::Registry.for_concept(:rates)
+end
+```
+
+```bash
+# If conflicts in .beads/issues.jsonl, resolve them
+make -C test-runner run
+```
+
+- `Account::Entry` is an entry; `Provider::` is the namespace. Servers live in `~/.claude/mcp/`.
+- `SandboxProvider` manages sandboxes: `acquire`, `release`, `missing`
+- Entry points look like `src.tools:bash_tool`.
+'''
+
+PROMPT = 'PROMPT_FILES: dict[str, str] = {\n    "MyAgent": "prompt/x.md",\n}\n'
+SUB = "class SubAgentProfile:\n    pass\n"
+SANDBOX = "class SandboxProvider:\n    def acquire(self):\n        pass\n\n    def release(self):\n        pass\n"
+RB = "module Account\n  class Entry\n  end\nend\n\nclass Provider::Registry\n  def self.for_concept(name)\n  end\nend\n"
+
+
+def test_code_blocks_namespaces_constants_and_methods(tmp_path):
+    """Lines of code blocks name what they define, call or qualify (kept when defined; a definition or
+    path that resolves nowhere is an example of illustrative code); shell comments are prose;
+    ``make -C DIR``; ``Namespace::Class``; ALL_CAPS constants only when defined; methods listed after
+    their class; ``~/`` paths are held unchecked; ``module:attr`` entry points."""
+    root = tmp_path / "agents"
+    head = make_repo(root, {"AGENTS.md": CODE, "src/prompt.py": PROMPT, "src/sub_agent.py": SUB,
+                            "src/tools.py": "BASH = 'Bash'\n", "app/models/account.rb": RB,
+                            "src/sandbox.py": SANDBOX, ".beads/issues.jsonl": "{}\n",
+                            "test-runner/Makefile": "run:\n"})
+    parsed = parse(root)
+
+    def sym(target, path, symbol, start, end, ref="mention"):
+        return {"type": "symbol", "ref": ref, "target": target, "path": path, "commit_sha": head,
+                "symbol": symbol, "line_start": start, "line_end": end, "span_hash": _span_hash(root, path, start, end)}
+
+    (lead,) = [it for it in parsed.items if it.statement == "Add an entry to `PROMPT_FILES`:"]
+    assert lead.evidence[1:] == [sym("PROMPT_FILES", "src/prompt.py", "PROMPT_FILES", 1, 3)]
+    assert refs_of(parsed, "PROMPT_FILES: dict") == [sym("PROMPT_FILES", "src/prompt.py", "PROMPT_FILES", 1, 3)]
+    # a path in a string that resolves nowhere: an example (illustrative code), never checked
+    assert refs_of(parsed, '"MyAgent"') == [{"type": "file_span", "ref": "example", "target": "prompt/prompt-subagent-myagent.md",
+                                             "path": "prompt/prompt-subagent-myagent.md"}]
+    assert [(e["target"], e["ref"], e["path"]) for e in refs_of(parsed, "SubAgentProfile(")] == [
+        ("SubAgentProfile", "mention", "src/sub_agent.py"), ("tools.BASH", "mention", "src/tools.py"),
+        ("agent_controller.go", "example", "agent_controller.go")]
+    assert "undefined_helper" not in " ".join(it.statement for it in parsed.items)  # a guess defined nowhere
+    assert ("AGENTS.md", 12, "code block") in parsed.skipped
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "class SomeModel")] == [("SomeModel", "example")]
+    assert [(e["target"], e["symbol"], e["path"]) for e in refs_of(parsed, "for_concept")] == [
+        ("Provider::Registry.for_concept", "Provider.Registry.for_concept", "app/models/account.rb"),
+        ("Provider::Registry", "Provider.Registry", "app/models/account.rb")]
+    assert [(e["target"], e["path"]) for e in refs_of(parsed, "If conflicts")] == [(".beads/issues.jsonl", ".beads/issues.jsonl")]
+    assert [(e["type"], e["target"]) for e in refs_of(parsed, "make -C")] == [("folder", "test-runner")]
+    entry = refs_of(parsed, "is an entry")
+    assert [(e["target"], e.get("symbol"), e["path"], e.get("commit_sha")) for e in entry] == [
+        ("Account::Entry", "Account.Entry", "app/models/account.rb", head),
+        ("Provider::", "Provider", None, head),
+        ("~/.claude/mcp/", None, "~/.claude/mcp/", None)]
+    assert [(e["target"], e["symbol"]) for e in refs_of(parsed, "manages sandboxes")] == [
+        ("SandboxProvider", "SandboxProvider"), ("acquire", "SandboxProvider.acquire"),
+        ("release", "SandboxProvider.release")]
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "Entry points")] == [("src.tools:bash_tool", "example")]  # "look like": an example
+
+
+def _span_hash(root: Path, rel: str, start: int, end: int) -> str:
+    lines = (root / rel).read_text().splitlines(keepends=True)[start - 1:end]
+    return sha("".join(lines))
+
+
+def test_heading_word_names_a_folder_tried_after_the_root(tmp_path):
+    """"## Go Guidelines" then `` `internal/` ``: not at the root, so ``go/internal`` (the folder the
+    heading's word names); a folder the root has stays at the root; a tree entry with its comment glued
+    on (``kagent-langgraph/# LangGraph``) is an entry; an ``@claude`` mention in a tree is no import."""
+    root = tmp_path / "k"
+    doc = ("# K\n\n## Go Guidelines\n\n- `internal/` - private code\n- `docs/` - the docs\n\n"
+           "```text\npython/\n├── tag/      # @claude mention mode\n└── kagent-langgraph/# LangGraph support\n```\n")
+    head = make_repo(root, {"AGENTS.md": doc, "go/internal/a.go": "package a\n", "go/docs/x.md": "x\n",
+                            "docs/y.md": "y\n", "python/tag/t.py": "T = 1\n", "python/kagent-langgraph/l.py": "L = 1\n"})
+    parsed = parse(root)
+    assert refs_of(parsed, "private code") == [{"type": "folder", "ref": "mention", "target": "internal/",
+                                                "path": "go/internal", "commit_sha": head}]
+    assert [e["path"] for e in refs_of(parsed, "the docs")] == ["docs"]
+    assert [e["path"] for e in refs_of(parsed, "mention mode")] == ["python/tag"]
+    assert [e["path"] for e in refs_of(parsed, "LangGraph support")] == ["python/kagent-langgraph"]

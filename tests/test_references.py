@@ -499,3 +499,35 @@ def test_maintain_proposes_the_renamed_symbol(tmp_path):
     assert m.state == "needs_review"
     assert rv.proposed_statement == "Notes: Requests go through `ClaudeProvider` in `src/clients.py`." or \
         rv.proposed_statement == "Requests go through `ClaudeProvider` in `src/clients.py`."
+
+
+def test_folder_moved_into_a_new_layout_and_a_name_that_resolves_as_written(tmp_path):
+    """src/adapters/{github,slack}.ts became packages/adapters/src/{forge/github,chat/slack}/adapter.ts:
+    the folder moved to where its files all are (their common folder); src/tool/ whose files mostly went
+    to tool/ (one to proto/) moved to the folder of the same name; a file resolved by suffix at the
+    anchor (.beads/issues.jsonl for `issues.jsonl`) whose name as written exists at HEAD is valid."""
+    r = Repo(tmp_path / "r")
+    r.write("src/adapters/github.ts", "export const github = 1;\n")
+    r.write("src/adapters/slack.ts", "export const slack = 2;\n")
+    for n in ("a", "b", "c"):
+        r.write(f"src/tool/{n}.py", f"{n.upper()} = 1\n")
+    r.write(".beads/issues.jsonl", "{}\n")
+    anchor = r.commit("start")
+    r.mv("src/adapters/github.ts", "packages/adapters/src/forge/github/adapter.ts")
+    r.mv("src/adapters/slack.ts", "packages/adapters/src/chat/slack/adapter.ts")
+    layout = r.commit("packages")
+    r.mv("src/tool/a.py", "tool/a.py")
+    r.mv("src/tool/b.py", "tool/b.py")
+    r.mv("src/tool/c.py", "proto/c.py")
+    r.mv(".beads/issues.jsonl", "issues.jsonl")
+    r.commit("dissolve src")
+    checks, _ = check_of(r, [
+        mention(1, "src/adapters", anchor, typ="folder", target="src/adapters/"),
+        mention(2, "src/tool", anchor, typ="folder", target="src/tool/"),
+        mention(3, ".beads/issues.jsonl", anchor, target="issues.jsonl"),
+    ])
+    assert (checks[1].status, checks[1].reason_code, checks[1].current_path, checks[1].moved_in) == (
+        "changed", "path_moved", "packages/adapters/src", layout)
+    assert (checks[2].status, checks[2].reason_code, checks[2].current_path) == ("changed", "path_moved", "tool")
+    assert (checks[3].status, checks[3].reason_code, checks[3].reason) == (
+        "valid", "exists", "issues.jsonl exists at HEAD as written")

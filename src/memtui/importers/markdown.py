@@ -1045,7 +1045,8 @@ class _MarkdownImport:
                       proposer_id=source, state_tags=["uncommitted"] if mode == "uncommitted" else [])
             items.append(it)
             if self.view.repo is not None and refs:
-                self.pending.append(_Pending(it, block.dirs, file_dir, module_dir, rel, refs, block.headings))
+                self.pending.append(_Pending(it, block.dirs, file_dir, module_dir, rel, refs, block.headings,
+                                             block.kind == "code"))
         self.out.skipped += [(source, n, why) for n, why in sorted(skipped)]
         if kind in ("memory_index", "memory_topic"):
             for earlier, (later, why) in find_corrections([it.statement for it in items]).items():
@@ -1107,6 +1108,7 @@ class _MarkdownImport:
             return
         resolver = RefResolver(self.view.files(), self.ctx.head, self.view.definitions)
         resolver.prefetch(r for p in self.pending for r in p.refs)
+        dropped: set[int] = set()
         for p in self.pending:
             heading = []
             for d, explicit in p.dirs:  # a heading's folder: as written, or the one folder it names
@@ -1126,7 +1128,14 @@ class _MarkdownImport:
                     if key not in seen:
                         seen.add(key)
                         added.append(ev)
+            if p.guessed and not added:  # a code line whose calls and names are defined nowhere: names nothing
+                dropped.add(id(p.item))
+                self.out.skipped.append((p.item.source, p.item.line, "code block"))
+                continue
             p.item.evidence += added[:MAX_MENTIONS]
+        if dropped:
+            self.out.items = [it for it in self.out.items if id(it) not in dropped]
+            self.out.skipped.sort(key=lambda t: (t[0], t[1]))
 
 
 @dataclass
@@ -1138,6 +1147,7 @@ class _Pending:
     own: str | None
     refs: list[RawRef]
     headings: tuple[str, ...] = ()
+    guessed: bool = False  # a code line: dropped when none of its references resolved
 
 
 def _escapes(path: Path, boundary: Path) -> str | None:
