@@ -80,6 +80,7 @@ _RECEIVERS = frozenset({"self", "this", "cls", "super"})
 _BARE = re.compile(r"[A-Za-z0-9_@+][\w.@+-]*")  # a name that may be a file or folder (no "/")
 _BARE_WORD = re.compile(r"[A-Za-z0-9][\w.-]*[A-Za-z0-9]")  # ... and, in prose, hyphenated/underscored
 _HOME = re.compile(r"~/[^\s`'\"]*")
+_VALUE = re.compile(r"^(?:(?:--?[A-Za-z][\w-]*|[A-Za-z_][A-Za-z0-9_]*)=|--?[A-Za-z][\w-]*/(?=[\w.]))(.+)$")
 _SCOPED = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*::(?:[A-Za-z_]\w*(?:\(\))?)?")
 _ENTRY_POINT = re.compile(r"([A-Za-z_][\w.]*):([A-Za-z_]\w*)")
 _SCHEME = re.compile(r"^(?:mdc|classpath|file):(?!//)")
@@ -177,6 +178,14 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
         out = []
         for m in _TOKEN.finditer(c):
             tok = m.group(0).rstrip(".:!?")
+            if _HOME.fullmatch(tok) and "/" in tok:
+                out.append(RawRef("path", tok, start + m.start(), outside=True))
+                continue
+            v = _VALUE.match(tok)  # --config=app.yml, TEST=x.test, --theirs/.beads/x.jsonl (a path glued to a flag)
+            if v and "://" not in tok and ("/" in v.group(1) or looks_like_path(v.group(1))) and \
+                    not v.group(1).startswith(("/", "$", "-")) and re.search(r"[A-Za-z]", v.group(1)):
+                out.append(RawRef("path", v.group(1), start + m.start() + v.start(1)))
+                continue
             if tok.startswith(("-", "$", "~", "@")) or "=" in tok or "://" in tok:
                 continue
             if _is_glob(tok) and ("/" in tok or tok.startswith("*")):

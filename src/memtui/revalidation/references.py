@@ -134,8 +134,23 @@ class _Checker:
         if trail.path is not None and trail.path != path and self.head_tree.exists(trail.path):
             return trail.path, trail.last_commit, "history"
         commit = trail.steps[0].commit if trail.steps else None
+        last = next((st.new_path for st in reversed(trail.steps) if st.kind == "R" and st.new_path), None)
+        for was in dict.fromkeys([last, path]):
+            package = self._package_of(was) if was else None
+            if package is not None:  # a module that became a package: sub_agent.py -> sub_agent/__init__.py
+                return package, trail.last_commit, "history"
         same = self._same_name(path, at)
         return (same, commit, "name") if same else (None, commit, "")
+
+    def _package_of(self, module: str) -> str | None:
+        """The package file at HEAD that module file ``module`` became (``x.py`` -> ``x/__init__.py``,
+        ``x.rs`` -> ``x/mod.rs``, ``x.ts`` -> ``x/index.ts``), when it exists and the module does not."""
+        stem, dot, ext = module.rpartition(".")
+        if not dot or self.head_tree.exists(module):
+            return None
+        inits = {"py": ("__init__.py",), "rs": ("mod.rs",), "ts": ("index.ts", "index.tsx"), "tsx": ("index.tsx",),
+                 "js": ("index.js",), "mjs": ("index.mjs",), "jsx": ("index.jsx",)}.get(ext, ())
+        return next((f"{stem}/{i}" for i in inits if self.head_tree.exists(f"{stem}/{i}")), None)
 
     def _same_name(self, path: str, at: Tree) -> str | None:
         """The one file at HEAD (new since the anchor) ending with the longest tail of ``path``
