@@ -497,8 +497,7 @@ def test_maintain_proposes_the_renamed_symbol(tmp_path):
         (rv,) = s.exec(select(Revalidation).where(Revalidation.memory_id == m.memory_id)).all()
     engine.dispose()
     assert m.state == "needs_review"
-    assert rv.proposed_statement == "Notes: Requests go through `ClaudeProvider` in `src/clients.py`." or \
-        rv.proposed_statement == "Requests go through `ClaudeProvider` in `src/clients.py`."
+    assert rv.proposed_statement == m.statement.replace("`ClaudeClient`", "`ClaudeProvider`") != m.statement
 
 
 def test_folder_moved_into_a_new_layout_and_a_name_that_resolves_as_written(tmp_path):
@@ -531,3 +530,21 @@ def test_folder_moved_into_a_new_layout_and_a_name_that_resolves_as_written(tmp_
     assert (checks[2].status, checks[2].reason_code, checks[2].current_path) == ("changed", "path_moved", "tool")
     assert (checks[3].status, checks[3].reason_code, checks[3].reason) == (
         "valid", "exists", "issues.jsonl exists at HEAD as written")
+
+
+def test_lint_suggests_the_renamed_symbol(tmp_path):
+    """`memtui lint --suggest` rewrites a renamed symbol in place (ClaudeClient -> ClaudeProvider)."""
+    r = Repo(tmp_path / "r")
+    r.write("src/clients.py", CLIENTS_OLD)
+    r.write("AGENTS.md", "# Notes\n\n- Requests go through `ClaudeClient`.\n")
+    r.commit("start")
+    r.write("src/clients.py", CLIENTS_NEW)
+    rename = r.commit("rename")
+    run = lambda *a: subprocess.run([sys.executable, "-m", "memtui", "lint", "AGENTS.md", "--repo", ".", *a],  # noqa: E731
+                                    cwd=r.path, env=GIT_ENV, capture_output=True, text=True)
+    out = run()
+    assert out.returncode == 1
+    assert out.stdout.strip() == (f"AGENTS.md:3:24: stale: Symbol ClaudeClient was renamed to ClaudeProvider "
+                                  f"(src/clients.py:1) in {rename[:7]}")
+    diff = run("--suggest").stdout
+    assert "-- Requests go through `ClaudeClient`.\n+- Requests go through `ClaudeProvider`.\n" in diff

@@ -673,6 +673,10 @@ class RefResolver:
                 if h:
                     extra["span_hash"] = h
                 add("symbol", path, example, **extra)
+        elif defs:  # defined in many files: no path kept, but the line named something that existed
+            files = sorted({d[0] for d in defs})
+            add("symbol", None, example, symbol=symbol,
+                excerpt=f"defined in {len(files)} files: " + ", ".join(files[:3]) + (", ..." if len(files) > 3 else ""))
         else:
             add("symbol", None, example, symbol=symbol)
         return out

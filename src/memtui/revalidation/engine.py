@@ -73,6 +73,7 @@ class EvidenceRef:
     target: str | None = None
     span_hash: str | None = None
     ref: str | None = None
+    excerpt: str | None = None  # for a symbol defined in many files when written: "defined in N files: ..."
 
 
 @dataclass

@@ -79,7 +79,6 @@ class _Checker:
         self.result = make_result
         self.head_tree = history.tree(head)
         self._dir_names: dict[str, tuple[str, ...]] | None = None
-        self._anchor_defs: dict[str, dict[str, list]] = {}
 
     def dir_by_name(self) -> dict[str, tuple[str, ...]]:
         if self._dir_names is None:
@@ -314,15 +313,16 @@ class _Checker:
                         ev, "valid", "symbol_relocated", f"Symbol {w} is now at {d.path}:{d.start_line}", "none",
                         d.path, (d.start_line, d.end_line))
                 continue
-            if not anchor_path and ev.commit_sha and name in self._defined_at(ev.commit_sha, evs, names):
+            was = (getattr(ev, "excerpt", None) or "")
+            if not anchor_path and ev.commit_sha and was.startswith("defined in "):
                 # defined in several files when the line was written (so no path was kept), in none now
-                was = self._defined_at(ev.commit_sha, evs, names)[name]
-                commit = self.history.last_change_of(ev.commit_sha, sorted({d.path for d in was}), name.rsplit(".", 1)[-1])
+                paths = [p for p in was.split(": ", 1)[-1].split(", ") if p != "..."]
+                commit = self.history.last_change_of(ev.commit_sha, paths, name.rsplit(".", 1)[-1]) if paths else None
                 where = f" in {_short(commit)}" if commit else f" since {_short(ev.commit_sha)}"
                 out[ev.evidence_id] = self.result(
                     ev, "deleted", "referenced_symbol_deleted",
-                    f"Referenced symbol {w} is defined nowhere at HEAD (was in {len({d.path for d in was})} files; "
-                    f"removed{where})", "high", moved_in=commit)
+                    f"Referenced symbol {w} is defined nowhere at HEAD (was {was}; removed{where})", "high",
+                    moved_in=commit)
                 continue
             if not anchor_path:
                 out[ev.evidence_id] = self.result(ev, "unresolvable", "reference_unresolvable",
@@ -345,22 +345,6 @@ class _Checker:
                                               f"Referenced symbol {w} is defined nowhere at HEAD "
                                               f"(was in {anchor_path}; removed{where})", "high", moved_in=commit)
         return out
-
-    def _defined_at(self, anchor: str, evs: Sequence[Any], names: dict) -> dict[str, list]:
-        """Definitions at ``anchor`` of the path-less symbol names anchored there (memoized per commit):
-        one index lookup per anchor commit, only when such a name is defined nowhere at HEAD."""
-        memo = self._anchor_defs
-        if anchor not in memo:
-            from memtui.sources.symbol_index import RepoSymbolIndex
-
-            wanted = sorted({names[e.evidence_id] for e in evs if e.commit_sha == anchor and not e.path
-                             and names.get(e.evidence_id)})
-            try:
-                found = RepoSymbolIndex(self.repo, anchor).definitions(wanted) if wanted else {}
-            except GitError:
-                found = {}
-            memo[anchor] = {n: d for n, d in found.items() if d}
-        return memo[anchor]
 
     def _renamed(self, anchor: str, path: str, name: str):
         """(new qualified name, its definition at HEAD, commit) when the symbol ``name`` defined in
