@@ -26,7 +26,6 @@ Outcomes (``EvidenceCheck.status`` / ``reason_code``), design "revalidate":
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections import Counter
 from typing import Any, Callable, Sequence
@@ -176,12 +175,12 @@ class _Checker:
         commits: Counter = Counter()
         deleted_in: Counter = Counter()
         named: Counter = Counter()
-        ends: list[tuple[str, str | None]] = []  # where followed files are at HEAD, whatever their new layout
+        ends: list[tuple[str, str | None, str]] = []  # (HEAD path, commit, path below the folder) of followed files
         for f in inside:
             rest = f[len(prefix):]
             trail = self.history.follow(anchor, f)
             if trail.path is not None and trail.path != f and self.head_tree.exists(trail.path):
-                ends.append((trail.path, trail.last_commit))
+                ends.append((trail.path, trail.last_commit, rest))
             if trail.path is None or trail.path == f or not self.head_tree.exists(trail.path):
                 if trail.steps:
                     deleted_in[trail.last_commit] += 1
@@ -199,25 +198,20 @@ class _Checker:
                 new_dir = trail.path[:-len(rest) - 1]
                 targets[new_dir] += 1
                 commits[trail.last_commit] += 1
+        covering = self._covering(ends, at, len(inside))
+        if covering is not None:
+            return covering[0], covering[1], "history"
         votes = targets + named
         if votes:
             new_dir, n = votes.most_common(1)[0]
             split = [d for d, _ in votes.most_common(3)]
-            if n * 2 <= sum(votes.values()) and len(split) > 1 and not (
-                    new_dir.rsplit("/", 1)[-1] == path.rsplit("/", 1)[-1] and n > votes.most_common(2)[1][1]):
-                # (a folder of the same name that took more of its files than any other: moved there)
+            if n * 2 <= sum(votes.values()) and len(split) > 1:
                 # no folder took most of its files: a split, not a move (nothing to rewrite)
                 return ", ".join(split), commits.most_common(1)[0][0] if commits else None, "split"
             if n * 3 >= len(inside) and self.head_tree.is_dir(new_dir) and not at.is_dir(new_dir):
                 commit = commits.most_common(1)[0][0] if commits else (
                     deleted_in.most_common(1)[0][0] if deleted_in else None)
                 return new_dir, commit, "history" if targets[new_dir] else "name"
-        if len(ends) * 2 > len(inside):
-            # most files were followed into a new layout (src/adapters/github.ts ->
-            # packages/adapters/src/forge/github/adapter.ts): the folder is where they all are now
-            common = posixpath.commonpath([e for e, _ in ends])
-            if common and self.head_tree.is_dir(common) and not at.is_dir(common):
-                return common, Counter(c for _, c in ends).most_common(1)[0][0], "history"
         commit = deleted_in.most_common(1)[0][0] if deleted_in else (
             commits.most_common(1)[0][0] if commits else None)
         name = path.rsplit("/", 1)[-1]
@@ -225,6 +219,30 @@ class _Checker:
         if len(same) == 1:
             return same[0], commit, "name"
         return None, commit, ""
+
+    def _covering(self, ends: list[tuple[str, str | None, str]], at: Tree, total: int):
+        """(folder, commit): the deepest folder new at HEAD that holds most of a folder's files
+        that history followed (and a third of all its files), whatever their new layout below it
+        (src/adapters/github.ts -> packages/adapters/src/forge/github/adapter.ts; core/tool/x.py ->
+        tool/file/x.py). A file that kept its place below the folder counts for the folder it implies
+        (pkg/client/a.go -> go/api/client/a.go counts for go/api, not go/api/client). None when no
+        folder holds a majority."""
+        if not ends:
+            return None
+        cover: Counter = Counter()
+        commits: dict[str, Counter] = {}
+        for new, commit, rest in ends:
+            d = new[:-len(rest) - 1] if new.endswith("/" + rest) else (new.rsplit("/", 1)[0] if "/" in new else "")
+            while d:
+                cover[d] += 1
+                commits.setdefault(d, Counter())[commit] += 1
+                d = d.rsplit("/", 1)[0] if "/" in d else ""
+        best = None
+        for d, n in cover.items():
+            if n * 2 > len(ends) and n * 3 >= total and self.head_tree.is_dir(d) and not at.is_dir(d) and \
+                    (best is None or d.count("/") > best.count("/")):
+                best = d
+        return (best, commits[best].most_common(1)[0][0]) if best else None
 
     def check_glob(self, ev, w: str, pattern: str, at: Tree):
         if not glob_match(pattern, at.files):

@@ -99,16 +99,23 @@ class RepoSymbolIndex:
             blob = blobs.get((self.rev, path))
             if blob is None or blob.binary or len(blob.text) > self.max_bytes:
                 continue
-            words_here = self._words_in(blob.text, by_word)
-            for word in words_here:
-                for n in by_word[word]:
-                    for span in self.symbols.find_all(blob.text, path, n, key=blob.oid):
-                        out[n].append(Definition(span.name, path, span.start_line, span.end_line))
+            for n in self._names_in(blob.text, path, by_word):
+                for span in self.symbols.find_all(blob.text, path, n, key=blob.oid):
+                    out[n].append(Definition(span.name, path, span.start_line, span.end_line))
         for defs in out.values():
             defs.sort(key=lambda d: (d.path, d.start_line, d.name))
         return out
 
-    @staticmethod
-    def _words_in(text: str, by_word: dict[str, list[str]]) -> list[str]:
-        """The wanted last name parts that occur in ``text`` (substring test; the parse decides)."""
-        return [w for w in by_word if w in text]
+    def _names_in(self, text: str, path: str, by_word: dict[str, list[str]]) -> list[str]:
+        """The wanted names that can be defined in ``text``: every part occurs in it (a substring test;
+        the parse decides), the first part possibly only in ``path`` (a module: ``tools.BASH`` in
+        ``tools.py``). A file no name survives is not parsed."""
+        out = []
+        for w, names in by_word.items():
+            if w not in text:
+                continue
+            for n in names:
+                parts = self._parts(n)
+                if all(p in text for p in parts[1:-1]) and (parts[0] in text or parts[0] in path):
+                    out.append(n)
+        return out
