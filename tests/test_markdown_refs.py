@@ -473,3 +473,23 @@ def test_heading_word_names_a_folder_tried_after_the_root(tmp_path):
     assert [e["path"] for e in refs_of(parsed, "the docs")] == ["docs"]
     assert [e["path"] for e in refs_of(parsed, "mention mode")] == ["python/tag"]
     assert [e["path"] for e in refs_of(parsed, "LangGraph support")] == ["python/kagent-langgraph"]
+
+
+def test_nested_bullets_tree_globs_and_diagram_names(tmp_path):
+    """Bullets nested under ``- **hertzbeat-collector**: ...`` resolve in that folder; a tree entry
+    ``*.md`` is a glob under the tree's root; class names in a text diagram (``RemoteMCPServerController``,
+    ``kagentReconciler``) are references when defined, nothing otherwise."""
+    root = tmp_path / "h"
+    doc = ("# H\n\n- **hertzbeat-collector**: collectors\n  - `hertzbeat-collector-basic`: basics\n\n"
+           "```\nbeads/\n├── cmd/         # CLI\n└── *.md         # Documentation\n```\n\n"
+           "```text\nRemoteMCPServerController  ──→  kagentReconciler  ──→  MissingController\n```\n")
+    go = "package c\n\ntype RemoteMCPServerController struct{}\n\nfunc kagentReconciler() {}\n"
+    head = make_repo(root, {"AGENTS.md": doc, "hertzbeat-collector/hertzbeat-collector-basic/pom.xml": "<p/>\n",
+                            "cmd/main.go": "package main\n", "README.md": "# r\n", "go/c/c.go": go})
+    parsed = parse(root)
+    assert refs_of(parsed, "basics") == [{"type": "folder", "ref": "mention", "target": "hertzbeat-collector-basic",
+                                          "path": "hertzbeat-collector/hertzbeat-collector-basic", "commit_sha": head}]
+    assert refs_of(parsed, "Documentation") == [{"type": "glob", "ref": "mention", "target": "*.md", "path": "*.md",
+                                                 "commit_sha": head}]
+    assert [(e["target"], e["path"], e["line_start"]) for e in refs_of(parsed, "RemoteMCP")] == [
+        ("RemoteMCPServerController", "go/c/c.go", 3), ("kagentReconciler", "go/c/c.go", 5)]

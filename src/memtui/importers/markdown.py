@@ -142,10 +142,11 @@ _CHECKBOX = re.compile(r"^\[[ xX]\]\s+")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _TREE_PREFIX = re.compile(r"^[\s│├└─┬┼┃┣┗━╰╭┊┆╎|`+\\-]*")
 _TREE_CHARS = re.compile(r"[│├└─┬┼┃┣┗━╰╭]|(?:^|\s)[|`+][-─]{1,}")
-_TREE_ENTRY = re.compile(r"^(?P<name>`?[\w.@+()\[\]$-][\w.@+()\[\]$/-]*/?`?|\.{1,2}/?)"
+_TREE_ENTRY = re.compile(r"^(?P<name>`?[\w.@+()\[\]$*-][\w.@+()\[\]$*/-]*/?`?|\.{1,2}/?)"
                          r"(?:\s+(?:#|//|--|—|–|->|<-|←|:|-)\s*(?P<c1>.*)|(?<=/)#\s*(?P<c3>.*)|\s{2,}(?P<c2>\S.*))?\s*$")
 _TREE_FENCES = frozenset({"", "text", "txt", "tree", "plain", "plaintext", "none", "ascii", "dir", "directory",
                           "filetree", "files", "structure", "md", "markdown"})
+_LEAD_NAME = re.compile(r"^(?:\*\*([\w.@-][\w.@/-]*)\*\*|`([\w.@-][\w.@/-]*)`)\s*:?(?:\s|$)")
 _LEAD_END = re.compile(r":\s*(?:\*\*|__|\*|_)?\s*$")
 
 
@@ -280,7 +281,8 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
     skip = skipped if skipped is not None else []
 
     def ctx(extra_indent: int | None = None) -> dict:
-        dirs = tuple(h for _, _, h in headings if h) + tuple(b[2] for b in bullets if b[1] and b[2])
+        dirs = tuple(h for _, _, h in headings if h) + tuple(
+            d for b in bullets for d in ((b[2],) if b[1] and b[2] else ()) + ((b[3],) if len(b) > 3 and b[3] else ()))
         return {"headings": tuple(t for _, t, _ in headings), "labels": tuple(b[1] for b in bullets if b[1]),
                 "levels": tuple(lv for lv, _, _ in headings), "dirs": dirs}
 
@@ -413,7 +415,9 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
                 bullets.pop()
             text = _CHECKBOX.sub("", b.group(3))
             cur = block("bullet", [text], n, n, indent)
-            bullets.append([indent, None, None])
+            # "- **hertzbeat-collector**: ..." gives its nested bullets a folder (when the checkout has it)
+            lead_name = _LEAD_NAME.match(text)
+            bullets.append([indent, None, None, (lead_name.group(1) or lead_name.group(2), False) if lead_name else None])
             last_blank = False
             i += 1
             continue
@@ -458,7 +462,7 @@ def _tree_blocks(entries: list[_Entry], first: int, count: int, roots: set[str],
         else:
             target = e.full[len(root.full):] if root is not None else e.full
             shown = (base + "/" if base else "") + target
-            ref = RawRef("path", target, 0, bases=(base,) if base else ())
+            ref = RawRef("glob" if "*" in target else "path", target, 0, bases=(base,) if base else ())
         text = f"`{shown}`" + (f" — {e.comment}" if e.comment else "")
         blocks.append(block("tree", [text], n, n, refs=[ref] + find_refs(e.comment)))
 

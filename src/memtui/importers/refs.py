@@ -67,7 +67,8 @@ _VERSION = re.compile(r"^v?\d+(?:\.(?:\d+|[xX*]))+(?:[-+.][\w.]*)?$|^v\d+$|^\d[\
 _IDENT_CALL = re.compile(r"^([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\([^()]*\))?$")
 _LOWER_ID = re.compile(r"^[a-z_][a-z0-9_]*$")
 _CAMEL = re.compile(r"^(?:[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|[A-Z]{2,}[a-z][A-Za-z0-9]*|[a-z][a-z0-9]*[A-Z]\w*)$")
-_PLAIN_CAMEL = re.compile(r"(?<![\w./@$`-])([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)(?![\w/`-])")
+_PLAIN_CAMEL = re.compile(r"(?<![\w./@$`-])([A-Z][a-z0-9]+(?:[A-Z]+[a-z0-9]+)+|[A-Z]{2,}[a-z0-9]+(?:[A-Z]+[a-z0-9]+)+|"
+                          r"[a-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)(?![\w/`-])")
 _DOTTED_CLASS = re.compile(r"(?<![\w./@-])([A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(\(\))?(?![\w/-])")
 _CALL = re.compile(r"(?<![\w.$])((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]+|"
                    r"[a-z][a-z0-9]*[A-Z]\w*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+))\(\)")

@@ -251,16 +251,18 @@ class _Checker:
         now = glob_match(pattern, self.head_tree.files)
         if now:
             return self.result(ev, "valid", "exists", f"{w} matches {len(now)} file(s) at HEAD", "none")
-        moved, commit = self._glob_move(ev.commit_sha, pattern, glob_match(pattern, at.files))
+        moved, commit = self._glob_move(ev.commit_sha, pattern, glob_match(pattern, at.files), at)
         if moved:
             where = f" in {_short(commit)}" if commit else ""
             return self.result(ev, "changed", "path_moved", f"{w} was moved to {moved}{where}", "medium", moved,
                                moved_in=commit)
         return self.result(ev, "deleted", "glob_unmatched", f"{w} matches no file at HEAD any more", "high")
 
-    def _glob_move(self, anchor: str, pattern: str, matched: list[str]) -> tuple[str | None, str | None]:
+    def _glob_move(self, anchor: str, pattern: str, matched: list[str],
+                   at: Tree | None = None) -> tuple[str | None, str | None]:
         """The glob with its literal folder replaced by where most of its files went, if they went
-        to one folder (``testing/*.test`` -> ``testing/system/*.test``)."""
+        to one folder (``testing/*.test`` -> ``testing/system/*.test``), renamed or deleted and added
+        again under the same name (``at``: the anchor's tree)."""
         segs = pattern.removeprefix("./").split("/")
         lit = []
         for seg in segs[:-1]:
@@ -276,6 +278,11 @@ class _Checker:
             if trail.path and trail.path != f and trail.path.endswith("/" + rest):
                 votes[trail.path[:-len(rest) - 1]] += 1
                 commits[trail.last_commit] += 1
+            elif trail.path is None and at is not None:  # deleted, and added again elsewhere (a restructuring)
+                same = self._same_name(f, at)
+                if same and same.endswith("/" + rest):
+                    votes[same[:-len(rest) - 1]] += 1
+                    commits[trail.last_commit] += 1
         if not votes:
             return None, None
         new_prefix, n = votes.most_common(1)[0]
