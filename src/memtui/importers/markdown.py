@@ -14,8 +14,11 @@ directory tree (``├──``/``└──`` or indentation, in a ``text`` or unl
 naming its path; each line of a fenced shell block (``bash``, ``sh``, ``shell``, ``zsh``, ``console``, or
 unlabelled when every line looks like a command) that names a path (``./scripts/bump.sh 0.2.0``,
 ``go build ./cmd/bd``; :func:`memtui.importers.refs.command_refs`) is one candidate, the command in a
-code span after its lead-in's or nearest heading's subject (``Release: `go build ./cmd/bd```); other
-lines and other languages' blocks stay skipped as "code block". A heading that names a reference (a code span or path the rules of
+code span after its lead-in's or nearest heading's subject (``Release: `go build ./cmd/bd```); a
+comment line there is prose. Each line of a block in another language (or a ``text`` block that is no
+tree) that names something :func:`memtui.importers.refs.code_line_refs` accepts is one candidate the
+same way (a line whose only names are calls defined nowhere is skipped); other lines stay skipped as
+"code block". A heading that names a reference (a code span or path the rules of
 :mod:`memtui.importers.refs` accept without checking the checkout: ``### Phase 2 (`base-action/`)``)
 is a candidate too (its own line, its references; it still gives its folder to the lines below, not to
 itself); other headings are context only. Every other line is listed in ``Parsed.skipped`` with why (heading, blank, code
@@ -37,8 +40,10 @@ for a placeholder, which gets no commit and is never checked), ``target`` (as wr
 ``path`` (repository-relative at HEAD; for an unresolved reference the most plausible literal path;
 None for a symbol defined nowhere or in more than three files), ``commit_sha`` (HEAD), and for a
 found symbol ``symbol``, ``line_start``, ``line_end``, ``span_hash``. Paths resolve under the
-enclosing heading's or lead-in's folder, a fenced tree's root, the file's folder, its scope folder,
-the repository root, then as a unique suffix of the checkout's files and folders. Unresolved
+enclosing heading's, lead-in's or parent bullet's folder (``- **hertzbeat-collector**: ...`` for
+its nested bullets), a fenced tree's root, the file's folder, its scope folder, the repository root,
+a folder a heading's word names ("Go Guidelines" -> ``go/``), then as a unique suffix of the
+checkout's files and folders. Unresolved
 references are kept: maintenance reports them as unresolvable.
 
 Scope: the repository (``repository_id``), narrowed to the file's folder (a nested

@@ -8,13 +8,22 @@ What counts as a reference:
 
 * code spans, taken literally: a path (``src/api/``, ``__init__.py``, ``Cargo.toml``, ``.env``,
   ``Makefile``), a glob (``pkg/**/*.snap``), a symbol (``Class``, ``Class.method``, ``func()``,
-  ``snake_case``, ``camelCase``), a dotted Python module (``pkg.mod``: only lowercase identifiers,
+  ``snake_case``, ``camelCase``, ``Namespace::Class``; an ALL_CAPS constant only when it is defined),
+  an entry point ``pkg.mod:attr``, a home-folder path ``~/.config/x`` (held, never checked), a
+  dotted Python module (``pkg.mod``: only lowercase identifiers,
   two parts or more, not a version such as ``2.x``, not ``self.x``/``this.x``/``cls.x``, not a call on
   a lowercase receiver). Commands inside a span (``pytest tests/unit``) contribute their path
   tokens; flags, env vars, single lowercase words and ALL_CAPS names are not references;
 * a line of a fenced shell block (:func:`command_refs`): its path tokens by the same rules, and
   bare tokens that exactly name a file or folder; a line with no path-like token names nothing;
-* Markdown links ``[text](path)`` (relative to the memory file first) and wiki links ``[[Beta]]``
+* a lowercase name after a class in the same line (`` `SandboxProvider` manages `acquire` ``) is that
+  class's method when it defines one (:func:`_owners`); ``prepare()`` after `` `Mode` `` is tried as
+  ``Mode.prepare`` first;
+* a line of a code block in a programming language (:func:`code_line_refs`): definitions, path
+  strings and comments literally, calls and qualified names when defined; all ``illustrative`` (an
+  example when they resolve nowhere, and never resolved by suffix);
+* Markdown links ``[text](path)`` (relative to the memory file first; Cursor's ``mdc:path`` from the
+  repository root; a link text naming its own target is not a second reference) and wiki links ``[[Beta]]``
   (``Beta.md``/``Beta.mdx``, preferring the note's folder); ``@path`` imports;
 * plain text: ``dir/file.ext``, ``file.ext`` with a known extension, folders written ``dir/``,
   globs, and calls ``snake_case()``/``camelCase()``. Guesses from prose (``a/b`` without an

@@ -13,11 +13,18 @@ Outcomes (``EvidenceCheck.status`` / ``reason_code``), design "revalidate":
 * exists at HEAD where written → ``valid`` / ``exists``;
 * a symbol defined at HEAD in another file → ``valid`` / ``symbol_relocated`` ("now at PATH:LINE");
 * a file or folder moved (rename chain through history, :class:`memtui.sources.history.History`;
-  failing that, the only file or folder of the same name at HEAD) → ``changed`` / ``path_moved``,
-  ``current_path`` the new path, the reason naming the commit ("was moved to NEW in C");
+  a module that became a package, ``x.py`` -> ``x/__init__.py``; a folder whose followed files mostly
+  sit under one new folder whatever their new layout; failing that, the only file or folder of the
+  same name at HEAD) → ``changed`` / ``path_moved``, ``current_path`` the new path, the reason naming
+  the commit ("was moved to NEW in C"); a name resolved by suffix when written that exists as written
+  at HEAD is ``valid``;
+* a symbol defined nowhere at HEAD whose file (followed) defines, where it stood, the same last name
+  part or a similar name → ``changed`` / ``symbol_renamed`` ("renamed to NEW (PATH:LINE) in C",
+  ``renamed_to`` written as the line wrote the old name, for the proposed edit);
 * gone at HEAD → ``deleted`` / ``file_deleted``, ``folder_deleted``, ``glob_unmatched`` or
   ``referenced_symbol_deleted`` (severity high), naming the commit that deleted it when history
-  shows one;
+  shows one (also for a symbol defined in several files when written, which the importer records in
+  the evidence's ``excerpt``: "defined in N files: ...");
 * absent at the anchor commit already → ``unresolvable`` / ``reference_unresolvable``
   (severity low): it never existed, so it did not go stale;
 * a path that cannot name anything in a repository (absolute, ``..``) or an anchor commit the
