@@ -502,8 +502,8 @@ def test_maintain_proposes_the_renamed_symbol(tmp_path):
 
 def test_folder_moved_into_a_new_layout_and_a_name_that_resolves_as_written(tmp_path):
     """src/adapters/{github,slack}.ts became packages/adapters/src/{forge/github,chat/slack}/adapter.ts:
-    the folder moved to where its files all are (their common folder); src/tool/ whose files mostly went
-    to tool/ (one to proto/) moved to the folder of the same name; a file resolved by suffix at the
+    the folder moved to the deepest new folder holding most of its children; src/tool/ whose files mostly
+    went to tool/ (one to proto/) moved to tool/; runner/ went where two of its three children went; a file resolved by suffix at the
     anchor (.beads/issues.jsonl for `issues.jsonl`) whose name as written exists at HEAD is valid."""
     r = Repo(tmp_path / "r")
     r.write("src/adapters/github.ts", "export const github = 1;\n")
@@ -511,6 +511,10 @@ def test_folder_moved_into_a_new_layout_and_a_name_that_resolves_as_written(tmp_
     for n in ("a", "b", "c"):
         r.write(f"src/tool/{n}.py", f"{n.upper()} = 1\n")
     r.write(".beads/issues.jsonl", "{}\n")
+    r.write("runner/Cargo.toml", "[package]\n")
+    r.write("runner/src/main.rs", "fn main() {}\n")
+    for n in range(4):  # most of its files, but one child (tests/) of three
+        r.write(f"runner/tests/t{n}.sqltest", f"test {n}\n")
     anchor = r.commit("start")
     r.mv("src/adapters/github.ts", "packages/adapters/src/forge/github/adapter.ts")
     r.mv("src/adapters/slack.ts", "packages/adapters/src/chat/slack/adapter.ts")
@@ -519,12 +523,19 @@ def test_folder_moved_into_a_new_layout_and_a_name_that_resolves_as_written(tmp_
     r.mv("src/tool/b.py", "tool/b.py")
     r.mv("src/tool/c.py", "proto/c.py")
     r.mv(".beads/issues.jsonl", "issues.jsonl")
+    r.mv("runner/Cargo.toml", "testing/runner/Cargo.toml")
+    r.mv("runner/src/main.rs", "testing/runner/src/main.rs")
+    for n in range(4):
+        r.mv(f"runner/tests/t{n}.sqltest", f"conformance/sqltests/t{n}.sqltest")
     r.commit("dissolve src")
     checks, _ = check_of(r, [
         mention(1, "src/adapters", anchor, typ="folder", target="src/adapters/"),
         mention(2, "src/tool", anchor, typ="folder", target="src/tool/"),
         mention(3, ".beads/issues.jsonl", anchor, target="issues.jsonl"),
+        mention(4, "runner", anchor, typ="folder", target="runner/"),
     ])
+    # where most of its children (Cargo.toml, src/, tests/) went, not most of its files
+    assert (checks[4].status, checks[4].reason_code, checks[4].current_path) == ("changed", "path_moved", "testing/runner")
     assert (checks[1].status, checks[1].reason_code, checks[1].current_path, checks[1].moved_in) == (
         "changed", "path_moved", "packages/adapters/src", layout)
     assert (checks[2].status, checks[2].reason_code, checks[2].current_path) == ("changed", "path_moved", "tool")

@@ -228,25 +228,34 @@ class _Checker:
         return None, commit, ""
 
     def _covering(self, ends: list[tuple[str, str | None, str]], at: Tree, total: int):
-        """(folder, commit): the deepest folder new at HEAD that holds most of a folder's files
-        that history followed (and a third of all its files), whatever their new layout below it
-        (src/adapters/github.ts -> packages/adapters/src/forge/github/adapter.ts; core/tool/x.py ->
-        tool/file/x.py). A file that kept its place below the folder counts for the folder it implies
-        (pkg/client/a.go -> go/api/client/a.go counts for go/api, not go/api/client). None when no
-        folder holds a majority."""
-        if not ends:
+        """(folder, commit): the deepest folder new at HEAD under which most of a folder's children went
+        (each direct file and each subfolder one vote, a subfolder voting where most of its followed files
+        are), whatever their new layout below it (src/adapters/github.ts ->
+        packages/adapters/src/forge/github/adapter.ts; core/tool/x.py -> tool/file/x.py). A file that
+        kept its place below the folder counts for the folder it implies (pkg/client/a.go ->
+        go/api/client/a.go counts for go/api). ``total``: the folder's files (a third of them must have
+        been followed). None when no folder holds a majority of the children."""
+        if not ends or len(ends) * 3 < total:
             return None
-        cover: Counter = Counter()
-        commits: dict[str, Counter] = {}
+        children: dict[str, list[tuple[str, str | None]]] = {}
         for new, commit, rest in ends:
             d = new[:-len(rest) - 1] if new.endswith("/" + rest) else (new.rsplit("/", 1)[0] if "/" in new else "")
-            while d:
-                cover[d] += 1
-                commits.setdefault(d, Counter())[commit] += 1
-                d = d.rsplit("/", 1)[0] if "/" in d else ""
+            children.setdefault(rest.split("/", 1)[0], []).append((d, commit))
+        cover: Counter = Counter()
+        commits: dict[str, Counter] = {}
+        for landed in children.values():
+            here: Counter = Counter()
+            for d, commit in landed:
+                while d:
+                    here[d] += 1
+                    commits.setdefault(d, Counter())[commit] += 1
+                    d = d.rsplit("/", 1)[0] if "/" in d else ""
+            for d, n in here.items():
+                if n * 2 > len(landed):
+                    cover[d] += 1
         best = None
         for d, n in cover.items():
-            if n * 2 > len(ends) and n * 3 >= total and self.head_tree.is_dir(d) and not at.is_dir(d) and \
+            if n * 2 > len(children) and self.head_tree.is_dir(d) and not at.is_dir(d) and \
                     (best is None or d.count("/") > best.count("/")):
                 best = d
         return (best, commits[best].most_common(1)[0][0]) if best else None
