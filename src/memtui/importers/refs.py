@@ -330,8 +330,8 @@ def code_line_refs(line: str) -> list[RawRef]:
     for m in _CODE_CALL.finditer(code):
         full, last = m.group(1), m.group(2)
         if any(a <= m.start() < b for a, b in taken) or last in _KEYWORDS or not (
-                "_" in last.strip("_") or _CAMEL.match(last) or last[:1].isupper()):
-            continue
+                "_" in last.strip("_") or _CAMEL.match(last)):
+            continue  # a single word (t.Errorf(, err.Error(, Run() names too many things to be a reference
         parts = re.split(r"\.|::", full)
         if len(parts) > 1 and (parts[0] in _RECEIVERS or parts[0][:1].islower() and not parts[0].isupper()):
             refs.append(RawRef("symbol", last, m.start(2), literal=False, symbol=last))  # obj.method(): the method
@@ -346,8 +346,9 @@ def code_line_refs(line: str) -> list[RawRef]:
             continue
         full = m.group(1)
         parts = re.split(r"\.|::", full)
-        if parts[0] in _RECEIVERS or not (parts[0][:1].isupper() or parts[-1].isupper() or "::" in full):
-            continue  # obj.attr: a local, not a reference
+        if parts[0] in _RECEIVERS or len(parts[-1]) < 3 or not (
+                parts[0][:1].isupper() or parts[-1].isupper() or "::" in full):
+            continue  # obj.attr: a local, not a reference (testing.T: too short to tell)
         refs.append(RawRef("symbol", full, m.start(1), literal=False, symbol=".".join(parts)))
     for r in refs:
         r.illustrative = True

@@ -32,12 +32,17 @@ class Definition:
     end_line: int
 
 
+#: parses shared by every index of the process (keys are blob ids, so sharing is safe): an import,
+#: then a revalidation at the same HEAD (``memtui lint``), parse each file once.
+_SHARED = SymbolIndex(maxsize=2048)
+
+
 class RepoSymbolIndex:
     """Definitions at one revision of a repository, found lazily: ``git grep -l -w -F`` at the
     revision narrows the files that can define the wanted names, then those are parsed.
 
     ``repo``: the repository; ``rev``: any revision git accepts (sha, ``HEAD``, branch);
-    ``symbols``: a parse cache to share (blob ids are the cache keys), a private one otherwise.
+    ``symbols``: a parse cache (blob ids are the cache keys); the process-wide one otherwise.
     Limits per :meth:`definitions` call: at most ``max_files`` (3,000) candidate files are
     parsed (the first ones by path; the rest are ignored) and files larger than ``max_bytes``
     (1 MB) are skipped. Unknown revisions and unreadable blobs (partial clones, missing
@@ -51,7 +56,7 @@ class RepoSymbolIndex:
     def __init__(self, repo: GitRepo, rev: str, symbols: SymbolIndex | None = None) -> None:
         self.repo = repo
         self.rev = rev
-        self.symbols = symbols if symbols is not None else SymbolIndex(maxsize=512)
+        self.symbols = symbols if symbols is not None else _SHARED
         self._memo: dict[str, list[Definition]] = {}
 
     @staticmethod
