@@ -493,3 +493,20 @@ def test_nested_bullets_tree_globs_and_diagram_names(tmp_path):
                                                  "commit_sha": head}]
     assert [(e["target"], e["path"], e["line_start"]) for e in refs_of(parsed, "RemoteMCP")] == [
         ("RemoteMCPServerController", "go/c/c.go", 3), ("kagentReconciler", "go/c/c.go", 5)]
+
+
+def test_mdc_links_from_the_root_and_paths_in_flags(tmp_path):
+    """A Cursor rule's ``[balance.rb](mdc:app/models/balance.rb)`` names the root path once (its text
+    is the link's own label), also when it does not exist (kept as that root path); a path glued to a
+    flag (``--theirs/.beads/x.jsonl``) or given as its value (``--config=conf/app.yml``) is a path."""
+    root = tmp_path / "m"
+    doc = ("# Rules\n\n- Balances come from [balance.rb](mdc:app/models/balance.rb) and "
+           "[gone.rb](mdc:app/models/gone.rb).\n"
+           "- Resolve with `git checkout --theirs/.beads/x.jsonl` or `run --config=conf/app.yml`.\n")
+    head = make_repo(root, {".cursor/rules/design.mdc": doc, "app/models/balance.rb": "class Balance\nend\n",
+                            ".beads/x.jsonl": "{}\n", "conf/app.yml": "a: 1\n"})
+    parsed = parse(root, ".cursor/rules/design.mdc")
+    assert [(e["target"], e["path"]) for e in refs_of(parsed, "Balances come")] == [
+        ("mdc:app/models/balance.rb", "app/models/balance.rb"), ("mdc:app/models/gone.rb", "app/models/gone.rb")]
+    assert [(e["target"], e["path"], e["commit_sha"]) for e in refs_of(parsed, "Resolve with")] == [
+        (".beads/x.jsonl", ".beads/x.jsonl", head), ("conf/app.yml", "conf/app.yml", head)]

@@ -559,3 +559,32 @@ def test_lint_suggests_the_renamed_symbol(tmp_path):
                                   f"(src/clients.py:1) in {rename[:7]}")
     diff = run("--suggest").stdout
     assert "-- Requests go through `ClaudeClient`.\n+- Requests go through `ClaudeProvider`.\n" in diff
+
+
+def test_module_became_a_package_and_a_symbol_once_defined_in_many_files(tmp_path):
+    """src/sub_agent.py renamed to proto/sub_agent.py, then replaced by the package proto/sub_agent/:
+    moved to proto/sub_agent/__init__.py; a symbol defined in four files when written (no path kept,
+    the importer's excerpt says so) and in none at HEAD is deleted, naming the commit, not "never existed"."""
+    r = Repo(tmp_path / "r")
+    r.write("src/sub_agent.py", "class Profile:\n    pass\n")
+    for n in range(4):
+        r.write(f"m{n}.rb", "def sync_data\nend\n")
+    anchor = r.commit("start")
+    r.mv("src/sub_agent.py", "proto/sub_agent.py")
+    r.commit("move")
+    r.rm("proto/sub_agent.py")
+    r.write("proto/sub_agent/__init__.py", "from .profiles import *\n")
+    r.write("proto/sub_agent/profiles.py", "".join(f"PROFILE_{n} = {n} * 7\n" for n in range(12)))  # no rename git sees
+    package = r.commit("a package")
+    for n in range(4):
+        r.write(f"m{n}.rb", "def sync\nend\n")
+    removed = r.commit("sync")
+    many = EvidenceRef(2, "m2", "symbol", None, anchor, None, None, "sync_data", "sync_data", None, "mention",
+                       "defined in 4 files: m0.rb, m1.rb, m2.rb, ...")
+    checks, _ = check_of(r, [mention(1, "src/sub_agent.py", anchor), many,
+                             EvidenceRef(3, "m3", "symbol", None, anchor, None, None, "nowhere_fn", "nowhere_fn",
+                                         None, "mention")])
+    assert (checks[1].status, checks[1].reason_code, checks[1].current_path, checks[1].moved_in) == (
+        "changed", "path_moved", "proto/sub_agent/__init__.py", package)
+    assert (checks[2].status, checks[2].reason_code, checks[2].moved_in) == ("deleted", "referenced_symbol_deleted", removed)
+    assert (checks[3].status, checks[3].reason_code) == ("unresolvable", "reference_unresolvable")
