@@ -12,7 +12,9 @@ every labelled reference (line, text):
 * held — a memory whose own line span covers the line holds evidence naming the reference
   (``target`` equal to the text, or its path equal to / ending with it);
 * flagged — that evidence is ``changed`` or ``deleted`` (what sends the memory to review);
-  for stale / moved labels the reason must also name the reference.
+  for stale / moved labels the reason must also name the reference; a move is named when the
+  evidence reports the labelled new path (``path_moved``, a relocated symbol, or a renamed symbol's
+  new file, ``symbol_renamed``).
 
 Prints one JSON object: ``stale_recall`` (stale + moved labels flagged with a reason naming
 them), ``false_flag_rate`` (valid labels flagged), ``moves_named`` (moved labels reported with
@@ -179,7 +181,8 @@ def score(spec: dict, memories, spans, evidence) -> dict:
                 want = str(ref.get("newPath") or "").rstrip("/")
                 if any(e.reason_code == "path_moved" and (e.current_path or "").rstrip("/") == want for e in flagged) or \
                         any(e.status == "valid" and e.reason_code == "symbol_relocated" and e.current_path == want
-                            for e in evs):
+                            for e in evs) or \
+                        any(e.reason_code == "symbol_renamed" and e.current_path == want for e in flagged):
                     hit["moved_named"] += 1
                 else:
                     misses.append(f"move not named line {line} {text!r} -> {want}: " + "; ".join(

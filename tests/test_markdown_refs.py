@@ -343,8 +343,9 @@ def test_shell_fence_lines_naming_paths_are_memories(tmp_path):
                             "cmd/bd/main.go": "package main\n"})
     parsed = parse(root)
     assert [it.statement for it in parsed.items] == ["Release: `./scripts/bump-version.sh 0.2.0`",
-                                                     "Release: `go build ./cmd/bd`"]
-    bump = item(parsed, "bump-version")
+                                                     "Release: `go build ./cmd/bd`",
+                                                     'Release: `open("scripts/bump-version.sh")`']
+    bump = item(parsed, "./scripts/bump-version")
     assert bump.evidence[0]["line_start"] == bump.evidence[0]["line_end"] == 7
     assert bump.evidence[1:] == [{"type": "file_span", "ref": "mention", "target": "./scripts/bump-version.sh",
                                   "path": "scripts/bump-version.sh", "commit_sha": head}]
@@ -352,7 +353,7 @@ def test_shell_fence_lines_naming_paths_are_memories(tmp_path):
                                             "path": "cmd/bd", "commit_sha": head}]
     skipped = {n: why for src, n, why in parsed.skipped}
     assert skipped[6] == skipped[9] == "code block"  # the comment and `npm test`
-    assert skipped[13] == skipped[14] == "code block"  # the python block
+    assert skipped[13] == "code block"  # the python block's `import os` names nothing; line 14 is code naming a path
 
 
 def test_bold_label_class_names_are_symbols_when_defined(tmp_path):
@@ -369,3 +370,143 @@ def test_bold_label_class_names_are_symbols_when_defined(tmp_path):
         "symbol", "mention", "DownloadsWatchdog", "bu/watchdogs/downloads.py", 5, 7, head)
     assert refs_of(parsed, "was planned") == []
     assert refs_of(parsed, "see below") == []
+
+
+CODE = '''\
+# Agents
+
+## Prompts
+
+Add an entry to `PROMPT_FILES`:
+
+```python
+PROMPT_FILES: dict[str, str] = {
+    "MyAgent": "prompt/prompt-subagent-myagent.md",
+}
+profile = SubAgentProfile(tool_set=(tools.BASH,))  # see agent_controller.go
+x = undefined_helper(1)
+```
+
+```ruby
+class SomeModel < Application
+  registry = Provider::Registry.for_concept(:rates)
+end
+```
+
+```bash
+# If conflicts in .beads/issues.jsonl, resolve them
+make -C test-runner run
+```
+
+- `Account::Entry` is an entry; `Provider::` is the namespace. Servers live in `~/.claude/mcp/`.
+- `SandboxProvider` manages sandboxes: `acquire`, `release`, `missing`
+- Entry points look like `src.tools:bash_tool`.
+'''
+
+PROMPT = 'PROMPT_FILES: dict[str, str] = {\n    "MyAgent": "prompt/x.md",\n}\n'
+SUB = "class SubAgentProfile:\n    pass\n"
+SANDBOX = "class SandboxProvider:\n    def acquire(self):\n        pass\n\n    def release(self):\n        pass\n"
+RB = "module Account\n  class Entry\n  end\nend\n\nclass Provider::Registry\n  def self.for_concept(name)\n  end\nend\n"
+
+
+def test_code_blocks_namespaces_constants_and_methods(tmp_path):
+    """Lines of code blocks name what they define, call or qualify (kept when defined; a definition or
+    path that resolves nowhere is an example of illustrative code); shell comments are prose;
+    ``make -C DIR``; ``Namespace::Class``; ALL_CAPS constants only when defined; methods listed after
+    their class; ``~/`` paths are held unchecked; ``module:attr`` entry points."""
+    root = tmp_path / "agents"
+    head = make_repo(root, {"AGENTS.md": CODE, "src/prompt.py": PROMPT, "src/sub_agent.py": SUB,
+                            "src/tools.py": "BASH = 'Bash'\n", "app/models/account.rb": RB,
+                            "src/sandbox.py": SANDBOX, ".beads/issues.jsonl": "{}\n",
+                            "test-runner/Makefile": "run:\n"})
+    parsed = parse(root)
+
+    def sym(target, path, symbol, start, end, ref="mention"):
+        return {"type": "symbol", "ref": ref, "target": target, "path": path, "commit_sha": head,
+                "symbol": symbol, "line_start": start, "line_end": end, "span_hash": _span_hash(root, path, start, end)}
+
+    (lead,) = [it for it in parsed.items if it.statement == "Add an entry to `PROMPT_FILES`:"]
+    assert lead.evidence[1:] == [sym("PROMPT_FILES", "src/prompt.py", "PROMPT_FILES", 1, 3)]
+    assert refs_of(parsed, "PROMPT_FILES: dict") == [sym("PROMPT_FILES", "src/prompt.py", "PROMPT_FILES", 1, 3)]
+    # a path in a string that resolves nowhere: an example (illustrative code), never checked
+    assert refs_of(parsed, '"MyAgent"') == [{"type": "file_span", "ref": "example", "target": "prompt/prompt-subagent-myagent.md",
+                                             "path": "prompt/prompt-subagent-myagent.md"}]
+    assert [(e["target"], e["ref"], e["path"]) for e in refs_of(parsed, "SubAgentProfile(")] == [
+        ("SubAgentProfile", "mention", "src/sub_agent.py"), ("tools.BASH", "mention", "src/tools.py"),
+        ("agent_controller.go", "example", "agent_controller.go")]
+    assert "undefined_helper" not in " ".join(it.statement for it in parsed.items)  # a guess defined nowhere
+    assert ("AGENTS.md", 12, "code block") in parsed.skipped
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "class SomeModel")] == [("SomeModel", "example")]
+    assert [(e["target"], e["symbol"], e["path"]) for e in refs_of(parsed, "for_concept")] == [
+        ("Provider::Registry.for_concept", "Provider.Registry.for_concept", "app/models/account.rb"),
+        ("Provider::Registry", "Provider.Registry", "app/models/account.rb")]
+    assert [(e["target"], e["path"]) for e in refs_of(parsed, "If conflicts")] == [(".beads/issues.jsonl", ".beads/issues.jsonl")]
+    assert [(e["type"], e["target"]) for e in refs_of(parsed, "make -C")] == [("folder", "test-runner")]
+    entry = refs_of(parsed, "is an entry")
+    assert [(e["target"], e.get("symbol"), e["path"], e.get("commit_sha")) for e in entry] == [
+        ("Account::Entry", "Account.Entry", "app/models/account.rb", head),
+        ("Provider::", "Provider", None, head),
+        ("~/.claude/mcp/", None, "~/.claude/mcp/", None)]
+    assert [(e["target"], e["symbol"]) for e in refs_of(parsed, "manages sandboxes")] == [
+        ("SandboxProvider", "SandboxProvider"), ("acquire", "SandboxProvider.acquire"),
+        ("release", "SandboxProvider.release")]
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "Entry points")] == [("src.tools:bash_tool", "example")]  # "look like": an example
+
+
+def _span_hash(root: Path, rel: str, start: int, end: int) -> str:
+    lines = (root / rel).read_text().splitlines(keepends=True)[start - 1:end]
+    return sha("".join(lines))
+
+
+def test_heading_word_names_a_folder_tried_after_the_root(tmp_path):
+    """"## Go Guidelines" then `` `internal/` ``: not at the root, so ``go/internal`` (the folder the
+    heading's word names); a folder the root has stays at the root; a tree entry with its comment glued
+    on (``kagent-langgraph/# LangGraph``) is an entry; an ``@claude`` mention in a tree is no import."""
+    root = tmp_path / "k"
+    doc = ("# K\n\n## Go Guidelines\n\n- `internal/` - private code\n- `docs/` - the docs\n\n"
+           "```text\npython/\n├── tag/      # @claude mention mode\n└── kagent-langgraph/# LangGraph support\n```\n")
+    head = make_repo(root, {"AGENTS.md": doc, "go/internal/a.go": "package a\n", "go/docs/x.md": "x\n",
+                            "docs/y.md": "y\n", "python/tag/t.py": "T = 1\n", "python/kagent-langgraph/l.py": "L = 1\n"})
+    parsed = parse(root)
+    assert refs_of(parsed, "private code") == [{"type": "folder", "ref": "mention", "target": "internal/",
+                                                "path": "go/internal", "commit_sha": head}]
+    assert [e["path"] for e in refs_of(parsed, "the docs")] == ["docs"]
+    assert [e["path"] for e in refs_of(parsed, "mention mode")] == ["python/tag"]
+    assert [e["path"] for e in refs_of(parsed, "LangGraph support")] == ["python/kagent-langgraph"]
+
+
+def test_nested_bullets_tree_globs_and_diagram_names(tmp_path):
+    """Bullets nested under ``- **hertzbeat-collector**: ...`` resolve in that folder; a tree entry
+    ``*.md`` is a glob under the tree's root; class names in a text diagram (``RemoteMCPServerController``,
+    ``kagentReconciler``) are references when defined, nothing otherwise."""
+    root = tmp_path / "h"
+    doc = ("# H\n\n- **hertzbeat-collector**: collectors\n  - `hertzbeat-collector-basic`: basics\n\n"
+           "```\nbeads/\n├── cmd/         # CLI\n└── *.md         # Documentation\n```\n\n"
+           "```text\nRemoteMCPServerController  ──→  kagentReconciler  ──→  MissingController\n```\n")
+    go = "package c\n\ntype RemoteMCPServerController struct{}\n\nfunc kagentReconciler() {}\n"
+    head = make_repo(root, {"AGENTS.md": doc, "hertzbeat-collector/hertzbeat-collector-basic/pom.xml": "<p/>\n",
+                            "cmd/main.go": "package main\n", "README.md": "# r\n", "go/c/c.go": go})
+    parsed = parse(root)
+    assert refs_of(parsed, "basics") == [{"type": "folder", "ref": "mention", "target": "hertzbeat-collector-basic",
+                                          "path": "hertzbeat-collector/hertzbeat-collector-basic", "commit_sha": head}]
+    assert refs_of(parsed, "Documentation") == [{"type": "glob", "ref": "mention", "target": "*.md", "path": "*.md",
+                                                 "commit_sha": head}]
+    assert [(e["target"], e["path"], e["line_start"]) for e in refs_of(parsed, "RemoteMCP")] == [
+        ("RemoteMCPServerController", "go/c/c.go", 3), ("kagentReconciler", "go/c/c.go", 5)]
+
+
+def test_mdc_links_from_the_root_and_paths_in_flags(tmp_path):
+    """A Cursor rule's ``[balance.rb](mdc:app/models/balance.rb)`` names the root path once (its text
+    is the link's own label), also when it does not exist (kept as that root path); a path glued to a
+    flag (``--theirs/.beads/x.jsonl``) or given as its value (``--config=conf/app.yml``) is a path."""
+    root = tmp_path / "m"
+    doc = ("# Rules\n\n- Balances come from [balance.rb](mdc:app/models/balance.rb) and "
+           "[gone.rb](mdc:app/models/gone.rb).\n"
+           "- Resolve with `git checkout --theirs/.beads/x.jsonl` or `run --config=conf/app.yml`.\n")
+    head = make_repo(root, {".cursor/rules/design.mdc": doc, "app/models/balance.rb": "class Balance\nend\n",
+                            ".beads/x.jsonl": "{}\n", "conf/app.yml": "a: 1\n"})
+    parsed = parse(root, ".cursor/rules/design.mdc")
+    assert [(e["target"], e["path"]) for e in refs_of(parsed, "Balances come")] == [
+        ("mdc:app/models/balance.rb", "app/models/balance.rb"), ("mdc:app/models/gone.rb", "app/models/gone.rb")]
+    assert [(e["target"], e["path"], e["commit_sha"]) for e in refs_of(parsed, "Resolve with")] == [
+        (".beads/x.jsonl", ".beads/x.jsonl", head), ("conf/app.yml", "conf/app.yml", head)]

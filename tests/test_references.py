@@ -434,3 +434,157 @@ def test_a_split_folder_is_not_moved_to_one_of_its_parts(tmp_path):
     checks, _ = check_of(r, [mention(1, "src/api", anchor, typ="folder", target="src/api/")])
     assert (checks[1].status, checks[1].reason_code, checks[1].current_path) == ("deleted", "folder_split", None)
     assert split[:7] in checks[1].reason and "lib" in checks[1].reason and "packages/api/src" in checks[1].reason
+
+
+ENTRY_OLD = "class Account::Entry < ApplicationRecord\n  def amount\n    1\n  end\nend\n"
+ENTRY_NEW = "class Entry < ApplicationRecord\n  def amount\n    1\n  end\nend\n"
+CLIENTS_OLD = ("class ClaudeClient:\n    def send(self):\n        return 1\n\n\n"
+               "class CodexClient:\n    def send(self):\n        return 2\n\n\ndef helper():\n    return 3\n")
+CLIENTS_NEW = ("class ClaudeProvider:\n    def send(self):\n        return 1\n\n\n"
+               "class CodexProvider:\n    def send(self):\n        return 2\n")
+
+
+def test_renamed_symbols_are_followed(tmp_path):
+    """A symbol defined nowhere at HEAD is followed: through its file's rename to a definition with the
+    same last name part (a flattened Ruby namespace), or to a similar name at the same place in the same
+    file (``ClaudeClient`` -> ``ClaudeProvider``); a symbol simply removed stays deleted."""
+    r = Repo(tmp_path / "r")
+    r.write("app/models/account/entry.rb", ENTRY_OLD)
+    r.write("src/clients.py", CLIENTS_OLD)
+    anchor = r.commit("start")
+    r.mv("app/models/account/entry.rb", "app/models/entry.rb")
+    r.write("app/models/entry.rb", ENTRY_NEW)
+    flatten = r.commit("flatten the namespace")
+    r.write("src/clients.py", CLIENTS_NEW)
+    rename = r.commit("clients are providers")
+    checks, _ = check_of(r, [
+        mention(1, "app/models/account/entry.rb", anchor, typ="symbol", target="Account::Entry", symbol="Account.Entry"),
+        mention(2, "src/clients.py", anchor, typ="symbol", target="ClaudeClient", symbol="ClaudeClient"),
+        mention(3, "src/clients.py", anchor, typ="symbol", target="helper()", symbol="helper"),
+    ])
+    c = checks[1]
+    assert (c.status, c.reason_code, c.renamed_to, c.current_path, c.current_line_start, c.moved_in) == (
+        "changed", "symbol_renamed", "Entry", "app/models/entry.rb", 1, flatten)
+    assert c.reason == f"Symbol Account::Entry was renamed to Entry (app/models/entry.rb:1) in {flatten[:7]}"
+    c = checks[2]
+    assert (c.status, c.reason_code, c.renamed_to, c.current_path, c.current_line_start, c.moved_in) == (
+        "changed", "symbol_renamed", "ClaudeProvider", "src/clients.py", 1, rename)
+    assert (checks[3].status, checks[3].reason_code, checks[3].moved_in) == (
+        "deleted", "referenced_symbol_deleted", rename)
+
+
+def test_maintain_proposes_the_renamed_symbol(tmp_path):
+    """Import at the old commit, rename, maintain: the memory goes to review with the new name proposed."""
+    r = Repo(tmp_path / "r")
+    r.write("src/clients.py", CLIENTS_OLD)
+    r.write("AGENTS.md", "# Notes\n\n- Requests go through `ClaudeClient` in `src/clients.py`.\n")
+    r.commit("start")
+    db = tmp_path / "m.db"
+    run = lambda *a: subprocess.run([sys.executable, "-m", "memtui", "--db", str(db), *a], cwd=r.path,  # noqa: E731
+                                    env={**GIT_ENV, "MEMTUI_ACTOR": "t"}, capture_output=True, text=True)
+    assert run("import", "AGENTS.md", "--repo", ".", "--repository-id", "r").returncode == 0
+    r.write("src/clients.py", CLIENTS_NEW)
+    r.commit("rename")
+    assert run("maintain", "--only", "revalidate", "--repo", "r").returncode == 0
+    from sqlmodel import Session, select
+
+    from memtui.store.engine import open_store
+    from memtui.store.models import Memory, Revalidation
+
+    engine = open_store(str(db))
+    with Session(engine) as s:
+        (m,) = s.exec(select(Memory)).all()
+        (rv,) = s.exec(select(Revalidation).where(Revalidation.memory_id == m.memory_id)).all()
+    engine.dispose()
+    assert m.state == "needs_review"
+    assert rv.proposed_statement == m.statement.replace("`ClaudeClient`", "`ClaudeProvider`") != m.statement
+
+
+def test_folder_moved_into_a_new_layout_and_a_name_that_resolves_as_written(tmp_path):
+    """src/adapters/{github,slack}.ts became packages/adapters/src/{forge/github,chat/slack}/adapter.ts:
+    the folder moved to the deepest new folder holding most of its children; src/tool/ whose files mostly
+    went to tool/ (one to proto/) moved to tool/; runner/ went where two of its three children went; a file resolved by suffix at the
+    anchor (.beads/issues.jsonl for `issues.jsonl`) whose name as written exists at HEAD is valid."""
+    r = Repo(tmp_path / "r")
+    r.write("src/adapters/github.ts", "export const github = 1;\n")
+    r.write("src/adapters/slack.ts", "export const slack = 2;\n")
+    for n in ("a", "b", "c"):
+        r.write(f"src/tool/{n}.py", f"{n.upper()} = 1\n")
+    r.write(".beads/issues.jsonl", "{}\n")
+    r.write("runner/Cargo.toml", "[package]\n")
+    r.write("runner/src/main.rs", "fn main() {}\n")
+    for n in range(4):  # most of its files, but one child (tests/) of three
+        r.write(f"runner/tests/t{n}.sqltest", f"test {n}\n")
+    anchor = r.commit("start")
+    r.mv("src/adapters/github.ts", "packages/adapters/src/forge/github/adapter.ts")
+    r.mv("src/adapters/slack.ts", "packages/adapters/src/chat/slack/adapter.ts")
+    layout = r.commit("packages")
+    r.mv("src/tool/a.py", "tool/a.py")
+    r.mv("src/tool/b.py", "tool/b.py")
+    r.mv("src/tool/c.py", "proto/c.py")
+    r.mv(".beads/issues.jsonl", "issues.jsonl")
+    r.mv("runner/Cargo.toml", "testing/runner/Cargo.toml")
+    r.mv("runner/src/main.rs", "testing/runner/src/main.rs")
+    for n in range(4):
+        r.mv(f"runner/tests/t{n}.sqltest", f"conformance/sqltests/t{n}.sqltest")
+    r.commit("dissolve src")
+    checks, _ = check_of(r, [
+        mention(1, "src/adapters", anchor, typ="folder", target="src/adapters/"),
+        mention(2, "src/tool", anchor, typ="folder", target="src/tool/"),
+        mention(3, ".beads/issues.jsonl", anchor, target="issues.jsonl"),
+        mention(4, "runner", anchor, typ="folder", target="runner/"),
+    ])
+    # where most of its children (Cargo.toml, src/, tests/) went, not most of its files
+    assert (checks[4].status, checks[4].reason_code, checks[4].current_path) == ("changed", "path_moved", "testing/runner")
+    assert (checks[1].status, checks[1].reason_code, checks[1].current_path, checks[1].moved_in) == (
+        "changed", "path_moved", "packages/adapters/src", layout)
+    assert (checks[2].status, checks[2].reason_code, checks[2].current_path) == ("changed", "path_moved", "tool")
+    assert (checks[3].status, checks[3].reason_code, checks[3].reason) == (
+        "valid", "exists", "issues.jsonl exists at HEAD as written")
+
+
+def test_lint_suggests_the_renamed_symbol(tmp_path):
+    """`memtui lint --suggest` rewrites a renamed symbol in place (ClaudeClient -> ClaudeProvider)."""
+    r = Repo(tmp_path / "r")
+    r.write("src/clients.py", CLIENTS_OLD)
+    r.write("AGENTS.md", "# Notes\n\n- Requests go through `ClaudeClient`.\n")
+    r.commit("start")
+    r.write("src/clients.py", CLIENTS_NEW)
+    rename = r.commit("rename")
+    run = lambda *a: subprocess.run([sys.executable, "-m", "memtui", "lint", "AGENTS.md", "--repo", ".", *a],  # noqa: E731
+                                    cwd=r.path, env=GIT_ENV, capture_output=True, text=True)
+    out = run()
+    assert out.returncode == 1
+    assert out.stdout.strip() == (f"AGENTS.md:3:24: stale: Symbol ClaudeClient was renamed to ClaudeProvider "
+                                  f"(src/clients.py:1) in {rename[:7]}")
+    diff = run("--suggest").stdout
+    assert "-- Requests go through `ClaudeClient`.\n+- Requests go through `ClaudeProvider`.\n" in diff
+
+
+def test_module_became_a_package_and_a_symbol_once_defined_in_many_files(tmp_path):
+    """src/sub_agent.py renamed to proto/sub_agent.py, then replaced by the package proto/sub_agent/:
+    moved to proto/sub_agent/__init__.py; a symbol defined in four files when written (no path kept,
+    the importer's excerpt says so) and in none at HEAD is deleted, naming the commit, not "never existed"."""
+    r = Repo(tmp_path / "r")
+    r.write("src/sub_agent.py", "class Profile:\n    pass\n")
+    for n in range(4):
+        r.write(f"m{n}.rb", "def sync_data\nend\n")
+    anchor = r.commit("start")
+    r.mv("src/sub_agent.py", "proto/sub_agent.py")
+    r.commit("move")
+    r.rm("proto/sub_agent.py")
+    r.write("proto/sub_agent/__init__.py", "from .profiles import *\n")
+    r.write("proto/sub_agent/profiles.py", "".join(f"PROFILE_{n} = {n} * 7\n" for n in range(12)))  # no rename git sees
+    package = r.commit("a package")
+    for n in range(4):
+        r.write(f"m{n}.rb", "def sync\nend\n")
+    removed = r.commit("sync")
+    many = EvidenceRef(2, "m2", "symbol", None, anchor, None, None, "sync_data", "sync_data", None, "mention",
+                       "defined in 4 files: m0.rb, m1.rb, m2.rb, ...")
+    checks, _ = check_of(r, [mention(1, "src/sub_agent.py", anchor), many,
+                             EvidenceRef(3, "m3", "symbol", None, anchor, None, None, "nowhere_fn", "nowhere_fn",
+                                         None, "mention")])
+    assert (checks[1].status, checks[1].reason_code, checks[1].current_path, checks[1].moved_in) == (
+        "changed", "path_moved", "proto/sub_agent/__init__.py", package)
+    assert (checks[2].status, checks[2].reason_code, checks[2].moved_in) == ("deleted", "referenced_symbol_deleted", removed)
+    assert (checks[3].status, checks[3].reason_code) == ("unresolvable", "reference_unresolvable")

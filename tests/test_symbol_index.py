@@ -333,3 +333,56 @@ def test_typescript_object_type_and_object_literal_methods():
     found = [(s.name, s.start_line, s.end_line) for s in SymbolIndex().symbols(src, "modes.ts")]
     assert found == [("Mode", 1, 3), ("Mode.shouldTrigger", 2, 2), ("tagMode", 4, 8),
                      ("tagMode.shouldTrigger", 5, 7), ("outer", 9, 9)]
+
+
+RUBY = '''module Account
+  class Entry < ApplicationRecord
+    LIMIT = 3
+
+    def self.build(attrs)
+      new(attrs)
+    end
+
+    def sync_data
+      # Account::Ghost is mentioned, not defined
+    end
+  end
+end
+
+class Provider::Registry
+  def self.for_concept(name)
+  end
+end
+'''
+
+TOOLS = '''BASH = "Bash"
+READ = "Read"
+
+
+def helper():
+    LOCAL = 1
+    return LOCAL
+'''
+
+
+def test_ruby_definitions_and_module_constants(tmp_path):
+    """Ruby classes, modules, methods and constants (``class Provider::Registry`` is ``Provider.Registry``;
+    a mention in a comment is no definition); Python module-level constants, also qualified by their
+    module (``tools.BASH``), never a function's local."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    head = commit(root, {"app/models/account.rb": RUBY, "pkg/tools.py": TOOLS})
+    found = RepoSymbolIndex(GitRepo(root), head).definitions(
+        ["Account.Entry", "Entry.sync_data", "Account.Entry.LIMIT", "Provider.Registry", "Registry.for_concept",
+         "Account.Ghost", "tools.BASH", "READ", "LOCAL"])
+    rb = "app/models/account.rb"
+    assert found["Account.Entry"] == [Definition("Account.Entry", rb, 2, 12)]
+    assert found["Entry.sync_data"] == [Definition("Account.Entry.sync_data", rb, 9, 11)]
+    assert found["Account.Entry.LIMIT"] == [Definition("Account.Entry.LIMIT", rb, 3, 3)]
+    assert found["Provider.Registry"] == [Definition("Provider.Registry", rb, 15, 18)]
+    assert found["Registry.for_concept"] == [Definition("Provider.Registry.for_concept", rb, 16, 17)]
+    assert found["Account.Ghost"] == []
+    assert found["tools.BASH"] == [Definition("BASH", "pkg/tools.py", 1, 1)]
+    assert found["READ"] == [Definition("READ", "pkg/tools.py", 2, 2)]
+    assert found["LOCAL"] == []

@@ -14,8 +14,11 @@ directory tree (``├──``/``└──`` or indentation, in a ``text`` or unl
 naming its path; each line of a fenced shell block (``bash``, ``sh``, ``shell``, ``zsh``, ``console``, or
 unlabelled when every line looks like a command) that names a path (``./scripts/bump.sh 0.2.0``,
 ``go build ./cmd/bd``; :func:`memtui.importers.refs.command_refs`) is one candidate, the command in a
-code span after its lead-in's or nearest heading's subject (``Release: `go build ./cmd/bd```); other
-lines and other languages' blocks stay skipped as "code block". A heading that names a reference (a code span or path the rules of
+code span after its lead-in's or nearest heading's subject (``Release: `go build ./cmd/bd```); a
+comment line there is prose. Each line of a block in another language (or a ``text`` block that is no
+tree) that names something :func:`memtui.importers.refs.code_line_refs` accepts is one candidate the
+same way (a line whose only names are calls defined nowhere is skipped); other lines stay skipped as
+"code block". A heading that names a reference (a code span or path the rules of
 :mod:`memtui.importers.refs` accept without checking the checkout: ``### Phase 2 (`base-action/`)``)
 is a candidate too (its own line, its references; it still gives its folder to the lines below, not to
 itself); other headings are context only. Every other line is listed in ``Parsed.skipped`` with why (heading, blank, code
@@ -37,8 +40,10 @@ for a placeholder, which gets no commit and is never checked), ``target`` (as wr
 ``path`` (repository-relative at HEAD; for an unresolved reference the most plausible literal path;
 None for a symbol defined nowhere or in more than three files), ``commit_sha`` (HEAD), and for a
 found symbol ``symbol``, ``line_start``, ``line_end``, ``span_hash``. Paths resolve under the
-enclosing heading's or lead-in's folder, a fenced tree's root, the file's folder, its scope folder,
-the repository root, then as a unique suffix of the checkout's files and folders. Unresolved
+enclosing heading's, lead-in's or parent bullet's folder (``- **hertzbeat-collector**: ...`` for
+its nested bullets), a fenced tree's root, the file's folder, its scope folder, the repository root,
+a folder a heading's word names ("Go Guidelines" -> ``go/``), then as a unique suffix of the
+checkout's files and folders. Unresolved
 references are kept: maintenance reports them as unresolvable.
 
 Scope: the repository (``repository_id``), narrowed to the file's folder (a nested
@@ -82,7 +87,8 @@ from memtui.importers.reader import ImportFileError
 from memtui.importers.records import (ImportContext, Item, Parsed, norm_text, read_text, record_error, tag,
                                       type_for_label, type_for_text)
 from memtui.importers.refs import _CODE_SPAN as _RCODE
-from memtui.importers.refs import _URL, RawRef, RefResolver, Where, command_refs, find_refs, looks_like_path
+from memtui.importers.refs import (_URL, RawRef, RefResolver, Where, code_line_refs, command_refs, find_refs,
+                                   looks_like_path)
 
 __all__ = ["parse_markdown", "split_blocks", "Block", "find_corrections", "MAX_IMPORT_DEPTH"]
 
@@ -141,10 +147,11 @@ _CHECKBOX = re.compile(r"^\[[ xX]\]\s+")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _TREE_PREFIX = re.compile(r"^[\s│├└─┬┼┃┣┗━╰╭┊┆╎|`+\\-]*")
 _TREE_CHARS = re.compile(r"[│├└─┬┼┃┣┗━╰╭]|(?:^|\s)[|`+][-─]{1,}")
-_TREE_ENTRY = re.compile(r"^(?P<name>`?[\w.@+()\[\]$-][\w.@+()\[\]$/-]*/?`?|\.{1,2}/?)"
-                         r"(?:\s+(?:#|//|--|—|–|->|<-|←|:|-)\s*(?P<c1>.*)|\s{2,}(?P<c2>\S.*))?\s*$")
+_TREE_ENTRY = re.compile(r"^(?P<name>`?[\w.@+()\[\]$*-][\w.@+()\[\]$*/-]*/?`?|\.{1,2}/?)"
+                         r"(?:\s+(?:#|//|--|—|–|->|<-|←|:|-)\s*(?P<c1>.*)|(?<=/)#\s*(?P<c3>.*)|\s{2,}(?P<c2>\S.*))?\s*$")
 _TREE_FENCES = frozenset({"", "text", "txt", "tree", "plain", "plaintext", "none", "ascii", "dir", "directory",
                           "filetree", "files", "structure", "md", "markdown"})
+_LEAD_NAME = re.compile(r"^(?:\*\*([\w.@-][\w.@/-]*)\*\*|`([\w.@-][\w.@/-]*)`)\s*:?(?:\s|$)")
 _LEAD_END = re.compile(r":\s*(?:\*\*|__|\*|_)?\s*$")
 
 
@@ -256,7 +263,7 @@ def _tree(lines: list[str]) -> list[_Entry] | None:
         name = m.group("name").strip("`")
         if name.endswith("/"):
             slashed = True
-        entries.append(_Entry(off, len(prefix), name, (m.group("c1") or m.group("c2") or "").strip()))
+        entries.append(_Entry(off, len(prefix), name, (m.group("c1") or m.group("c2") or m.group("c3") or "").strip()))
     if len(entries) < 2 or other > nonblank * 0.2 or not (drawn or slashed):
         return None
     _tree_paths(entries)
@@ -279,7 +286,8 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
     skip = skipped if skipped is not None else []
 
     def ctx(extra_indent: int | None = None) -> dict:
-        dirs = tuple(h for _, _, h in headings if h) + tuple(b[2] for b in bullets if b[1] and b[2])
+        dirs = tuple(h for _, _, h in headings if h) + tuple(
+            d for b in bullets for d in ((b[2],) if b[1] and b[2] else ()) + ((b[3],) if len(b) > 3 and b[3] else ()))
         return {"headings": tuple(t for _, t, _ in headings), "labels": tuple(b[1] for b in bullets if b[1]),
                 "levels": tuple(lv for lv, _, _ in headings), "dirs": dirs}
 
@@ -339,7 +347,7 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
             if entries is None and (info in _SHELL_FENCES or (not info and _all_commands(body))):
                 _command_blocks(body, i + 1 + first_line, info, block, blocks, skip)
             elif entries is None:
-                skip += [(i + 1 + k + first_line, "code block") for k in range(len(body))]
+                _code_blocks(body, i + 1 + first_line, info, block, blocks, skip)
             else:
                 _tree_blocks(entries, i + 1 + first_line, len(body), roots, block, blocks, skip)
             if j < n_lines:
@@ -412,7 +420,9 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
                 bullets.pop()
             text = _CHECKBOX.sub("", b.group(3))
             cur = block("bullet", [text], n, n, indent)
-            bullets.append([indent, None, None])
+            # "- **hertzbeat-collector**: ..." gives its nested bullets a folder (when the checkout has it)
+            lead_name = _LEAD_NAME.match(text)
+            bullets.append([indent, None, None, (lead_name.group(1) or lead_name.group(2), False) if lead_name else None])
             last_blank = False
             i += 1
             continue
@@ -457,7 +467,7 @@ def _tree_blocks(entries: list[_Entry], first: int, count: int, roots: set[str],
         else:
             target = e.full[len(root.full):] if root is not None else e.full
             shown = (base + "/" if base else "") + target
-            ref = RawRef("path", target, 0, bases=(base,) if base else ())
+            ref = RawRef("glob" if "*" in target else "path", target, 0, bases=(base,) if base else ())
         text = f"`{shown}`" + (f" — {e.comment}" if e.comment else "")
         blocks.append(block("tree", [text], n, n, refs=[ref] + find_refs(e.comment)))
 
@@ -497,17 +507,54 @@ def _command_blocks(body: list[str], first: int, info: str, block, blocks: list[
             skip.append((n, "code block"))
             continue
         cmd = _PROMPT.sub("", s).strip()
-        refs = command_refs(cmd) if cmd and not cmd.startswith("#") else []
+        if cmd.startswith("#"):  # a comment is prose: "# If conflicts in .beads/issues.jsonl, ..."
+            refs = [r for r in find_refs(cmd.lstrip("#")) if not r.exact]
+            for r in refs:
+                r.start += len(cmd) - len(cmd.lstrip("#"))
+        else:
+            refs = command_refs(cmd) if cmd else []
         if not refs:
             skip.append((n, "code block"))
             continue
-        b = block("command", [f"`{cmd}`"], n, n, refs=refs)
+        b = block("command", [_code(cmd)], n, n, refs=refs)
         if not b.labels:
             heads = [h for h, lv in zip(b.headings, b.levels) if lv > 1 and h]
             if heads:
-                b.parts = [f"{heads[-1]}: `{cmd}`"]
+                b.parts = [f"{heads[-1]}: {_code(cmd)}"]
         for r in refs:
             r.start += len(b.parts[0]) - len(cmd) - 1
+        blocks.append(b)
+
+
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span (a longer fence when it holds backticks)."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+def _code_blocks(body: list[str], first: int, info: str, block, blocks: list[Block],
+                 skip: list[tuple[int, str]]) -> None:
+    """One block per line of a fenced block in a programming language (or a text block that is no
+    tree) that names something (:func:`memtui.importers.refs.code_line_refs`; a text block's lines are
+    read as prose): the line in a code span after the lead-in's or nearest heading's subject, its
+    references illustrative (an example when they resolve nowhere). Other lines stay "code block"."""
+    prose = info in _TREE_FENCES
+    for k, raw in enumerate(body):
+        n = first + k
+        line = raw.rstrip("\n").rstrip("\r")
+        refs = [] if not line.strip() else find_refs(line) if prose else code_line_refs(line)
+        if prose:
+            for r in refs:
+                r.illustrative = True
+        refs = [r for r in refs if not r.exact]
+        if not refs:
+            skip.append((n, "code block"))
+            continue
+        shown = line.strip()
+        b = block("code", [_code(shown)], n, n, refs=refs)
+        if not b.labels:
+            heads = [h for h, lv in zip(b.headings, b.levels) if lv > 1 and h]
+            if heads:
+                b.parts = [f"{heads[-1]}: {_code(shown)}"]
         blocks.append(b)
 
 
@@ -969,7 +1016,8 @@ class _MarkdownImport:
                 skipped += [(n, "heading") for n in span]  # "# CLAUDE.md": the file's own title
                 continue
             statement = _clean(raw_text)
-            if self._imports(raw_text) and len(re.findall(r"[A-Za-z0-9_]{2,}", _IMPORT.sub(" ", statement))) <= 12:
+            if any("/" in t or "." in t for t in self._imports(raw_text)) and \
+                    len(re.findall(r"[A-Za-z0-9_]{2,}", _IMPORT.sub(" ", statement))) <= 12:
                 skipped += [(n, "@import pointer (followed)") for n in span]
                 continue  # "See @docs/x.md for the notes": a pointer, followed above
             if block.lead and not refs:
@@ -1006,7 +1054,8 @@ class _MarkdownImport:
                       proposer_id=source, state_tags=["uncommitted"] if mode == "uncommitted" else [])
             items.append(it)
             if self.view.repo is not None and refs:
-                self.pending.append(_Pending(it, block.dirs, file_dir, module_dir, rel, refs))
+                self.pending.append(_Pending(it, block.dirs, file_dir, module_dir, rel, refs, block.headings,
+                                             block.kind == "code"))
         self.out.skipped += [(source, n, why) for n, why in sorted(skipped)]
         if kind in ("memory_index", "memory_topic"):
             for earlier, (later, why) in find_corrections([it.statement for it in items]).items():
@@ -1068,6 +1117,7 @@ class _MarkdownImport:
             return
         resolver = RefResolver(self.view.files(), self.ctx.head, self.view.definitions)
         resolver.prefetch(r for p in self.pending for r in p.refs)
+        dropped: set[int] = set()
         for p in self.pending:
             heading = []
             for d, explicit in p.dirs:  # a heading's folder: as written, or the one folder it names
@@ -1077,7 +1127,8 @@ class _MarkdownImport:
                 elif d and explicit:
                     heading.append(d)
             heading = tuple(dict.fromkeys(heading))
-            where = Where(heading, p.file_dir, p.module_dir, p.own)
+            soft = resolver.heading_folders(p.headings, dict.fromkeys([p.file_dir, ""]))
+            where = Where(heading, p.file_dir, p.module_dir, p.own, soft)
             added: list[dict] = []
             seen: set[tuple] = set()
             for ref in p.refs:
@@ -1086,7 +1137,14 @@ class _MarkdownImport:
                     if key not in seen:
                         seen.add(key)
                         added.append(ev)
+            if p.guessed and not added:  # a code line whose calls and names are defined nowhere: names nothing
+                dropped.add(id(p.item))
+                self.out.skipped.append((p.item.source, p.item.line, "code block"))
+                continue
             p.item.evidence += added[:MAX_MENTIONS]
+        if dropped:
+            self.out.items = [it for it in self.out.items if id(it) not in dropped]
+            self.out.skipped.sort(key=lambda t: (t[0], t[1]))
 
 
 @dataclass
@@ -1097,6 +1155,8 @@ class _Pending:
     module_dir: str
     own: str | None
     refs: list[RawRef]
+    headings: tuple[str, ...] = ()
+    guessed: bool = False  # a code line: dropped when none of its references resolved
 
 
 def _escapes(path: Path, boundary: Path) -> str | None:

@@ -8,13 +8,22 @@ What counts as a reference:
 
 * code spans, taken literally: a path (``src/api/``, ``__init__.py``, ``Cargo.toml``, ``.env``,
   ``Makefile``), a glob (``pkg/**/*.snap``), a symbol (``Class``, ``Class.method``, ``func()``,
-  ``snake_case``, ``camelCase``), a dotted Python module (``pkg.mod``: only lowercase identifiers,
+  ``snake_case``, ``camelCase``, ``Namespace::Class``; an ALL_CAPS constant only when it is defined),
+  an entry point ``pkg.mod:attr``, a home-folder path ``~/.config/x`` (held, never checked), a
+  dotted Python module (``pkg.mod``: only lowercase identifiers,
   two parts or more, not a version such as ``2.x``, not ``self.x``/``this.x``/``cls.x``, not a call on
   a lowercase receiver). Commands inside a span (``pytest tests/unit``) contribute their path
   tokens; flags, env vars, single lowercase words and ALL_CAPS names are not references;
 * a line of a fenced shell block (:func:`command_refs`): its path tokens by the same rules, and
   bare tokens that exactly name a file or folder; a line with no path-like token names nothing;
-* Markdown links ``[text](path)`` (relative to the memory file first) and wiki links ``[[Beta]]``
+* a lowercase name after a class in the same line (`` `SandboxProvider` manages `acquire` ``) is that
+  class's method when it defines one (:func:`_owners`); ``prepare()`` after `` `Mode` `` is tried as
+  ``Mode.prepare`` first;
+* a line of a code block in a programming language (:func:`code_line_refs`): definitions, path
+  strings and comments literally, calls and qualified names when defined; all ``illustrative`` (an
+  example when they resolve nowhere, and never resolved by suffix);
+* Markdown links ``[text](path)`` (relative to the memory file first; Cursor's ``mdc:path`` from the
+  repository root; a link text naming its own target is not a second reference) and wiki links ``[[Beta]]``
   (``Beta.md``/``Beta.mdx``, preferring the note's folder); ``@path`` imports;
 * plain text: ``dir/file.ext``, ``file.ext`` with a known extension, folders written ``dir/``,
   globs, and calls ``snake_case()``/``camelCase()``. Guesses from prose (``a/b`` without an
@@ -40,7 +49,7 @@ from typing import Callable, Iterable
 
 from memtui.domain.globs import glob_regex
 
-__all__ = ["RawRef", "find_refs", "command_refs", "RefResolver", "FILE_EXTS", "looks_like_path",
+__all__ = ["RawRef", "find_refs", "command_refs", "code_line_refs", "RefResolver", "FILE_EXTS", "looks_like_path",
            "example_before"]
 
 FILE_EXTS = frozenset({
@@ -67,7 +76,8 @@ _VERSION = re.compile(r"^v?\d+(?:\.(?:\d+|[xX*]))+(?:[-+.][\w.]*)?$|^v\d+$|^\d[\
 _IDENT_CALL = re.compile(r"^([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\([^()]*\))?$")
 _LOWER_ID = re.compile(r"^[a-z_][a-z0-9_]*$")
 _CAMEL = re.compile(r"^(?:[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|[A-Z]{2,}[a-z][A-Za-z0-9]*|[a-z][a-z0-9]*[A-Z]\w*)$")
-_PLAIN_CAMEL = re.compile(r"(?<![\w./@$`-])([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)(?![\w/`-])")
+_PLAIN_CAMEL = re.compile(r"(?<![\w./@$`-])([A-Z][a-z0-9]+(?:[A-Z]+[a-z0-9]+)+|[A-Z]{2,}[a-z0-9]+(?:[A-Z]+[a-z0-9]+)+|"
+                          r"[a-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)(?![\w/`-])")
 _DOTTED_CLASS = re.compile(r"(?<![\w./@-])([A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(\(\))?(?![\w/-])")
 _CALL = re.compile(r"(?<![\w.$])((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]+|"
                    r"[a-z][a-z0-9]*[A-Z]\w*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+))\(\)")
@@ -79,6 +89,11 @@ _PLACEHOLDER_CAMEL = re.compile(r"^(?:My|Your|Foo|Bar|Baz|Example)[A-Z]")
 _RECEIVERS = frozenset({"self", "this", "cls", "super"})
 _BARE = re.compile(r"[A-Za-z0-9_@+][\w.@+-]*")  # a name that may be a file or folder (no "/")
 _BARE_WORD = re.compile(r"[A-Za-z0-9][\w.-]*[A-Za-z0-9]")  # ... and, in prose, hyphenated/underscored
+_HOME = re.compile(r"~/[^\s`'\"]*")
+_VALUE = re.compile(r"^(?:(?:--?[A-Za-z][\w-]*|[A-Za-z_][A-Za-z0-9_]*)=|--?[A-Za-z][\w-]*/(?=[\w.]))(.+)$")
+_SCOPED = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*::(?:[A-Za-z_]\w*(?:\(\))?)?")
+_ENTRY_POINT = re.compile(r"([A-Za-z_][\w.]*):([A-Za-z_]\w*)")
+_SCHEME = re.compile(r"^(?:mdc|classpath|file):(?!//)")
 _BOLD_SPAN = re.compile(r"(?<![\w*])\*\*\s*([^*\s]+?)\s*:?\s*\*\*|(?<![\w_])__\s*([^_\s]+?)\s*:?\s*__(?!\w)")
 
 
@@ -110,6 +125,9 @@ class RawRef:
     placeholder: bool = False
     bases: tuple[str, ...] = ()
     exact: bool = False  # a bare name: a reference only when it names an existing file or folder exactly
+    owner: str | None = None  # a class named earlier in the line: ``Class.symbol`` is tried first
+    outside: bool = False  # a home-folder path (``~/.config/x.json``): held, never checked against the repository
+    illustrative: bool = False  # written in a code block: an example when it resolves nowhere
 
 
 def _mask(text: str, start: int, end: int) -> str:
@@ -170,6 +188,14 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
         out = []
         for m in _TOKEN.finditer(c):
             tok = m.group(0).rstrip(".:!?")
+            if _HOME.fullmatch(tok) and "/" in tok:
+                out.append(RawRef("path", tok, start + m.start(), outside=True))
+                continue
+            v = _VALUE.match(tok)  # --config=app.yml, TEST=x.test, --theirs/.beads/x.jsonl (a path glued to a flag)
+            if v and "://" not in tok and ("/" in v.group(1) or looks_like_path(v.group(1))) and \
+                    not v.group(1).startswith(("/", "$", "-")) and re.search(r"[A-Za-z]", v.group(1)):
+                out.append(RawRef("path", v.group(1), start + m.start() + v.start(1)))
+                continue
             if tok.startswith(("-", "$", "~", "@")) or "=" in tok or "://" in tok:
                 continue
             if _is_glob(tok) and ("/" in tok or tok.startswith("*")):
@@ -180,8 +206,17 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
             elif (bare := _bare(tok, start + m.start())) is not None:
                 out.append(bare)
         return out
+    if _HOME.fullmatch(c):
+        return [RawRef("path", c, start, outside=True)]
     if c.startswith(("-", "$", "~", "@", "#")) or "=" in c or c.startswith("<"):
         return []
+    if _SCOPED.fullmatch(c):  # Account::Entry, Provider::, crate::db::open()
+        parts = [p for p in re.sub(r"\(\)$", "", c).split("::") if p and p not in ("crate", "self", "super")]
+        return [RawRef("symbol", c, start, symbol=".".join(parts))] if parts else []
+    m = _ENTRY_POINT.fullmatch(c)
+    if m:  # src.sandbox.tools:bash_tool (a module and its attribute)
+        mod, attr = m.group(1), m.group(2)
+        return [RawRef("module", c, start, symbol=mod)] if "." in mod else [RawRef("symbol", c, start, symbol=attr)]
     if _is_glob(c):
         return [RawRef("glob", c, start)]
     if "/" in c:
@@ -208,8 +243,8 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
         if call and _LOWER_ID.match(parts[0]):
             return [RawRef("symbol", c, start, symbol=".".join(parts[1:]))]  # obj.method(): a method
         return [RawRef("symbol", c, start, symbol=name)]
-    if name.isupper() and not call:
-        return []  # an env var or a constant
+    if name.isupper() and not call:  # an env var, or a constant: a reference only when it is defined
+        return [RawRef("symbol", c, start, literal=False, symbol=name)] if len(name) > 2 and "_" in name else []
     if call or "_" in name.strip("_") or _CAMEL.match(name) or (name[:1].isupper() and any(
             ch.islower() for ch in name)):
         return [RawRef("symbol", c, start, symbol=name)]
@@ -225,7 +260,100 @@ def command_refs(command: str) -> list[RawRef]:
     if "`" in command:
         return []
     refs = [r for r in _span_refs(command, 0) if r.kind in ("path", "glob")]
-    return refs if any(not r.exact for r in refs) else []
+    if any(not r.exact for r in refs):
+        return refs
+    # a line of bare names counts when one is a folder argument (``make -C turso-test-runner``,
+    # ``cd web-app``) or a hyphenated/underscored name (``npm test`` still names nothing)
+    return refs if any(re.search(r"(?:^|\s)(?:cd|-C|--cwd|--prefix|--dir|--manifest-path)\s+$", command[:r.start])
+                       or re.search(r"[A-Za-z0-9][-_][A-Za-z0-9]", r.target) for r in refs) else []
+
+
+_COMMENT = re.compile(r"(?:^|(?<=\s))(?:#(?![!\[{])|//|--\s)")
+_STRING = re.compile(r"\"([^\"\\\n]{2,200})\"|'([^'\\\n]{2,200})'")
+_DEFINITION = re.compile(
+    r"^\s*(?:(?:export|pub(?:\([\w:]+\))?|public|private|protected|static|abstract|final|async|default|declare)\s+)*"
+    r"(?:def|class|module|func|fn|type|interface|struct|enum|trait|function|impl|object|record)\s+"
+    r"(?:\([^)]*\)\s*)?(?:self\.)?([A-Za-z_][\w]*(?:(?:::|\.)[A-Za-z_]\w*)*)")
+_ASSIGNED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*[^=]+)?=(?!=)")
+_CODE_CALL = re.compile(r"(?<![\w.$:])((?:[A-Za-z_]\w*(?:\.|::))*([A-Za-z_]\w*))\s*\(")
+_CODE_QUALIFIED = re.compile(r"(?<![\w.$:])([A-Za-z_]\w*(?:(?:::|\.)[A-Za-z_]\w*)+)(?![\w(])")
+_ABSOLUTE = re.compile(r"^/(?:Users|home|tmp|etc|usr|var|opt)/")
+_KEYWORDS = frozenset({"if", "for", "while", "switch", "catch", "return", "function", "def", "fn", "func",
+                       "super", "print", "len", "range", "new", "typeof", "await", "assert", "require", "import"})
+
+
+def code_line_refs(line: str) -> list[RawRef]:
+    """The references of one line of a code block in a programming language (a memory file's example
+    or snippet), each ``illustrative`` (an example when it resolves nowhere at the anchor):
+
+    * a definition (``def sync_provider_rates(``, ``class Account::Entry``, ``func (s *S) Run(``,
+      ``module ExchangeRate::Provided``, ``PROMPT_FILES: dict = {`` at column 0): its name;
+    * string literals that name a path (``"prompt/prompt-subagent-myagent.md"``; ``"/Users/you/x"`` is
+      outside the repository);
+    * a comment: read as prose (:func:`find_refs`);
+    * calls and qualified names (``parseCommand(``, ``platform.sendMessage(``, ``tools.BASH``,
+      ``Provider::Registry.for_concept``): guesses, kept only when they are defined.
+    """
+    refs: list[RawRef] = []
+    cm = None
+    for m in _COMMENT.finditer(line):
+        if line[:m.start()].count('"') % 2 == 0 and line[:m.start()].count("'") % 2 == 0:
+            cm = m
+            break
+    code = line[:cm.start()] if cm else line
+    if cm is not None:
+        for r in find_refs(line[cm.end():]):
+            r.start += cm.end()
+            refs.append(r)
+    taken: list[tuple[int, int]] = []
+    for m in _STRING.finditer(code):
+        value = m.group(1) or m.group(2)
+        start = m.start() + 1
+        taken.append((m.start(), m.end()))
+        if _ABSOLUTE.match(value) and not any(ch.isspace() for ch in value):
+            refs.append(RawRef("path", value, start, outside=True))
+        elif not any(ch.isspace() for ch in value) and ("/" in value or looks_like_path(value)) and \
+                not _URL.match(value) and re.search(r"[A-Za-z]", value):
+            refs += [r for r in _span_refs(value, start) if r.kind in ("path", "glob")]
+    code = "".join(" " if any(a <= k < b for a, b in taken) else ch for k, ch in enumerate(code))
+    d = _DEFINITION.match(code)
+    if d:
+        name = d.group(1)
+        refs.append(RawRef("symbol", name, d.start(1), symbol=name.replace("::", ".")))
+        taken = [(d.start(1), d.end(1))]
+    else:
+        taken = []
+        a = _ASSIGNED.match(code)
+        if a and (a.group(1).isupper() or "_" in a.group(1)) and len(a.group(1)) > 2:
+            refs.append(RawRef("symbol", a.group(1), 0, symbol=a.group(1)))
+            taken = [(a.start(1), a.end(1))]
+    for m in _CODE_CALL.finditer(code):
+        full, last = m.group(1), m.group(2)
+        if any(a <= m.start() < b for a, b in taken) or last in _KEYWORDS or not (
+                "_" in last.strip("_") or _CAMEL.match(last)):
+            continue  # a single word (t.Errorf(, err.Error(, Run() names too many things to be a reference
+        parts = re.split(r"\.|::", full)
+        if len(parts) > 1 and (parts[0] in _RECEIVERS or parts[0][:1].islower() and not parts[0].isupper()):
+            refs.append(RawRef("symbol", last, m.start(2), literal=False, symbol=last))  # obj.method(): the method
+        else:
+            refs.append(RawRef("symbol", full, m.start(1), literal=False, symbol=".".join(parts)))
+            if len(parts) > 1 and parts[-2][:1].isupper():  # Provider::Registry.for_concept(: the class too
+                owner = full[:len(full) - len(last)].rstrip(".:")
+                refs.append(RawRef("symbol", owner, m.start(1), literal=False, symbol=".".join(parts[:-1])))
+        taken.append((m.start(1), m.end(1)))
+    for m in _CODE_QUALIFIED.finditer(code):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        full = m.group(1)
+        parts = re.split(r"\.|::", full)
+        if parts[0] in _RECEIVERS or len(parts[-1]) < 3 or not (
+                parts[0][:1].isupper() or parts[-1].isupper() or "::" in full):
+            continue  # obj.attr: a local, not a reference (testing.T: too short to tell)
+        refs.append(RawRef("symbol", full, m.start(1), literal=False, symbol=".".join(parts)))
+    for r in refs:
+        r.illustrative = True
+    refs.sort(key=lambda r: r.start)
+    return refs
 
 
 def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
@@ -245,9 +373,20 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
         if target and not target.startswith(("mailto:", "tel:", "javascript:")):
             kind = "glob" if _is_glob(target) else "path"
             refs.append(RawRef(kind, target, m.start(2), link=True))
+            label = m.group(1).strip().strip("`").rstrip("/")
+            if label and "/" + label in "/" + _SCHEME.sub("", target).rstrip("/"):
+                # [balance.rb](mdc:app/models/balance.rb): the text names the link's own target
+                work = _mask(work, m.start(), m.end())
+                continue
         work = _mask(work, m.start(2) - 1, m.end())  # keep the link text: it may hold code spans
     for m in _CODE_SPAN.finditer(work):
-        refs += _code_refs(m.group(2), m.start())
+        found = _code_refs(m.group(2), m.start())
+        if all(r.exact for r in found) and _LOWER_ID.fullmatch(m.group(2).strip()) and len(m.group(2).strip()) > 2:
+            # a lowercase name: a method when a class named earlier in the line defines it (see _owners)
+            method = RawRef("symbol", m.group(2).strip(), m.start(), literal=False, symbol=m.group(2).strip())
+            method.owner = ""
+            found = found + [method]
+        refs += found
         work = _mask(work, m.start(), m.end())
     for m in _IMPORT.finditer(work):
         target = m.group(1).rstrip(".:!?")
@@ -302,11 +441,37 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
             bare = _bare(tok, m.start())
             if bare is not None:
                 refs.append(bare)
+    for m in _HOME_PROSE.finditer(work):
+        refs.append(RawRef("path", m.group(1).rstrip(".:,;!?"), m.start(1), outside=True))
     refs.sort(key=lambda r: r.start)
+    _owners(refs)
     for r in refs:
         r.example = example_before(text, r.start)
         r.placeholder = bool(_PLACEHOLDER.search(r.target) or _PLACEHOLDER_CAMEL.match(r.target))
     return refs
+
+
+_HOME_PROSE = re.compile(r"(?:^|(?<=[\s(]))(~/[^\s`'\"()]+)")
+_PASCAL = re.compile(r"[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")
+
+
+def _owners(refs: list[RawRef]) -> None:
+    """Give each method-like symbol (a single lowercase or camelCase name) the class a code span named
+    before it in the line (`` `SandboxProvider` manages `acquire`, `release` ``; `` `Mode` interface with
+    `prepare()` ``): the resolver tries ``Class.name`` first. A bare lowercase word (``owner == ""``
+    from :func:`find_refs`) without such a class is not a reference."""
+    owner = None
+    keep = []
+    for r in refs:
+        if r.kind == "symbol" and r.symbol and "." not in r.symbol:
+            if _PASCAL.fullmatch(r.symbol) and r.literal:
+                owner = r.symbol
+            elif not r.symbol[:1].isupper():
+                if r.owner == "" and owner is None:
+                    continue
+                r.owner = owner
+        keep.append(r)
+    refs[:] = keep
 
 
 @dataclass
@@ -317,6 +482,7 @@ class Where:
     file_dir: str = ""  # the memory file's folder
     module_dir: str = ""  # the folder the memory file is about (its scope)
     own: str | None = None  # the memory file itself (never a reference)
+    soft: tuple[str, ...] = ()  # folders a heading's word names ("Go Guidelines" -> go), tried after the root
 
 
 @dataclass
@@ -350,7 +516,10 @@ class RefResolver:
 
     def prefetch(self, refs: Iterable[RawRef]) -> None:
         """Look the symbols of ``refs`` up in one batch."""
-        names = sorted({r.symbol for r in refs if r.symbol and r.kind in ("symbol", "module")} - set(self._defs))
+        refs = list(refs)
+        names = {r.symbol for r in refs if r.symbol and r.kind in ("symbol", "module")}
+        names |= {f"{r.owner}.{r.symbol}" for r in refs if r.owner and r.symbol}
+        names = sorted(names - set(self._defs))
         if names:
             found = self.definitions(names)
             for n in names:
@@ -372,14 +541,30 @@ class RefResolver:
         heading = list(where.heading)
         joined = [posixpath.join(*heading[:i + 1]) for i in range(len(heading))] if heading else []
         order = ([where.file_dir] if ref.link else []) + list(ref.bases) + list(reversed(joined)) + \
-            list(reversed(heading)) + [where.file_dir, where.module_dir, ""]
+            list(reversed(heading)) + [where.file_dir, where.module_dir, ""] + list(reversed(where.soft))
         return list(dict.fromkeys(order))
+
+    def heading_folders(self, headings: Iterable[str], near: Iterable[str]) -> tuple[str, ...]:
+        """Folders the words of ``headings`` name ("Go Guidelines" -> ``go``, "Python SDK" -> ``python``):
+        a word (two letters or more) equal, ignoring case, to the name of a folder directly under one of
+        ``near`` (the repository root, the memory file's folder)."""
+        out = []
+        for h in headings:
+            for word in re.findall(r"[A-Za-z][\w-]+", h or ""):
+                for base in near:
+                    for d in sorted({*self._by_name.get(word, ()), *self._by_name.get(word.casefold(), ())}):
+                        if d in self.folders and posixpath.dirname(d) == base:
+                            out.append(d)
+        return tuple(dict.fromkeys(out))
 
     def resolve_path(self, target: str, bases: list[str], *, folder: bool = False,
                      suffix: bool = True) -> tuple[str, bool] | None:
         """(repository path, is a folder) for ``target`` tried under each base, then (``suffix``) as a
         unique suffix."""
         t = target.strip()
+        if t.startswith("mdc:"):  # a Cursor rule's link: from the repository root
+            t = "/" + t[4:]
+        t = _SCHEME.sub("", t)
         rooted = t.startswith("/")
         t = t.lstrip("/")
         while t.startswith("./"):
@@ -417,6 +602,9 @@ class RefResolver:
 
     def _plausible(self, target: str, ref: RawRef, where: Where) -> str:
         t = target.strip()
+        if t.startswith("mdc:"):
+            t = "/" + t[4:]
+        t = _SCHEME.sub("", t)
         if t.startswith("/"):
             return posixpath.normpath(t.lstrip("/")) or t
         while t.startswith("./"):
@@ -458,14 +646,18 @@ class RefResolver:
             path = hit or self._plausible(ref.target + ".md", ref, where)
             add("file_span", path, ref.example or (ref.placeholder and hit is None))
             return out
+        if ref.outside:  # a home-folder path: held as written, never checked against the repository
+            out.append({"type": "folder" if ref.target.endswith("/") else "file_span",
+                        "ref": "example" if ref.example else "mention", "target": ref.target, "path": ref.target})
+            return out
         if ref.kind == "path":
             want_folder = ref.target.endswith("/")
-            hit = self.resolve_path(ref.target, bases, folder=want_folder, suffix=not ref.exact)
+            hit = self.resolve_path(ref.target, bases, folder=want_folder, suffix=not (ref.exact or ref.illustrative))
             if hit is None and not ref.literal:
                 return []
             if hit is not None and hit[0] == where.own:
                 return []
-            example = ref.example or (ref.placeholder and hit is None)
+            example = ref.example or ((ref.placeholder or ref.illustrative) and hit is None)
             if hit is not None:
                 add("folder" if hit[1] else "file_span", hit[0], example)
             else:
@@ -479,18 +671,25 @@ class RefResolver:
                     add("file_span", hit[0], ref.example)
                     return out
         # symbols (and dotted names that are not a module file)
-        defs = self._defs_of(ref.symbol or ref.target)
+        symbol = ref.symbol or ref.target
+        if ref.owner and self._defs_of(f"{ref.owner}.{symbol}"):
+            symbol = f"{ref.owner}.{symbol}"  # a method of the class the line named before it
+        defs = self._defs_of(symbol)
         if not defs and not ref.literal:
             return []
-        example = ref.example or (ref.placeholder and not defs)
+        example = ref.example or ((ref.placeholder or ref.illustrative) and not defs)
         if defs and len({d[0] for d in defs}) <= self.max_per_symbol:
             for path, start, end, h in defs:
-                extra = {"symbol": ref.symbol, "line_start": start, "line_end": end}
+                extra = {"symbol": symbol, "line_start": start, "line_end": end}
                 if h:
                     extra["span_hash"] = h
                 add("symbol", path, example, **extra)
+        elif defs:  # defined in many files: no path kept, but the line named something that existed
+            files = sorted({d[0] for d in defs})
+            add("symbol", None, example, symbol=symbol,
+                excerpt=f"defined in {len(files)} files: " + ", ".join(files[:3]) + (", ..." if len(files) > 3 else ""))
         else:
-            add("symbol", None, example, symbol=ref.symbol)
+            add("symbol", None, example, symbol=symbol)
         return out
 
     def _wiki(self, name: str, where: Where) -> str | None:

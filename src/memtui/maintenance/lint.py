@@ -35,8 +35,8 @@ class LintError(Exception):
 @dataclass
 class Finding:
     """One reference worth reporting. ``line``/``column``: 1-based; ``kind``: stale |
-    unresolvable | unverifiable; ``code``: the reason code (path_moved, file_deleted, ...);
-    ``new_path``: where a moved reference is now (repository-relative)."""
+    unresolvable | unverifiable; ``code``: the reason code (path_moved, symbol_renamed, file_deleted, ...);
+    ``new_path``: where a moved reference is now (repository-relative), or a renamed symbol's new name."""
 
     file: str
     line: int
@@ -121,7 +121,7 @@ def lint_files(files: list[Path], repo_dir: Path) -> list[Finding]:
         anchor = anchor_of.get(key, head) if ev.get("commit_sha") else None
         refs.append(EvidenceRef(n, f"{key[0]}:{key[1]}", ev.get("type", "file_span"), ev.get("path"), anchor,
                                 ev.get("line_start"), ev.get("line_end"), ev.get("symbol"), ev.get("target"), None,
-                                ev.get("ref")))
+                                ev.get("ref"), ev.get("excerpt")))
         meta[n] = (key, ev)
     result = revalidate(refs, None, repo)
     findings: list[Finding] = []
@@ -137,8 +137,10 @@ def lint_files(files: list[Path], repo_dir: Path) -> list[Finding]:
         if (rel, line, col, written, kind) in seen:
             continue
         seen.add((rel, line, col, written, kind))
-        findings.append(Finding(rel, line, col, kind, check.reason_code, written, check.reason,
-                                check.current_path if check.reason_code == "path_moved" else None, ev.get("path")))
+        new = check.current_path if check.reason_code == "path_moved" else (
+            check.renamed_to if check.reason_code == "symbol_renamed" else None)
+        findings.append(Finding(rel, line, col, kind, check.reason_code, written, check.reason, new,
+                                ev.get("path")))
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.reference))
     return findings
 
@@ -167,12 +169,12 @@ def _toplevel(repo_dir: Path) -> Path:
 
 def suggest_diff(findings: list[Finding], repo_dir: Path) -> str:
     """A unified diff (``a/FILE`` / ``b/FILE``, paths relative to the checkout's root) rewriting
-    every moved reference in place."""
+    every moved reference and renamed symbol in place."""
     root = _toplevel(Path(repo_dir).resolve())
     out: list[str] = []
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
-        if f.code == "path_moved" and f.new_path:
+        if f.code in ("path_moved", "symbol_renamed") and f.new_path:
             by_file.setdefault(f.file, []).append(f)
     for rel, items in sorted(by_file.items()):
         path = Path(root) / rel

@@ -81,7 +81,7 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
             states[mid], policies[mid] = state, list(policy or [])
         cols = (Evidence.evidence_id, Evidence.memory_id, Evidence.type, Evidence.path, Evidence.commit_sha,
                 Evidence.line_start, Evidence.line_end, Evidence.symbol, Evidence.target, Evidence.span_hash,
-                Evidence.ref, Evidence.repository_id, *(getattr(Evidence, f) for f in _EVIDENCE_FIELDS))
+                Evidence.ref, Evidence.excerpt, Evidence.repository_id, *(getattr(Evidence, f) for f in _EVIDENCE_FIELDS))
         rows: dict[int, dict] = {}
         for ids in _chunks(list(states), 500):
             for r in session.exec(select(*cols).where(Evidence.memory_id.in_(ids))
@@ -89,7 +89,8 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
                 if r.status != "retired":  # approved knowing it is gone (review.anchor)
                     rows[r.evidence_id] = r._asdict()
         refs = [EvidenceRef(r["evidence_id"], r["memory_id"], r["type"], r["path"], r["commit_sha"],
-                            r["line_start"], r["line_end"], r["symbol"], r["target"], r["span_hash"], r["ref"])
+                            r["line_start"], r["line_end"], r["symbol"], r["target"], r["span_hash"], r["ref"],
+                            r["excerpt"])
                 for r in rows.values()]
         total = len(states)
         progress(0, total)
@@ -133,6 +134,9 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
             if check.reason_code == "path_moved" and check.current_path:
                 row = rows[check.evidence_id]
                 moved_paths[row["memory_id"]].append((row["target"] or row["path"] or "", row["path"], check.current_path))
+            elif check.reason_code == "symbol_renamed" and check.renamed_to:
+                row = rows[check.evidence_id]
+                moved_paths[row["memory_id"]].append((row["target"] or row["symbol"] or "", None, check.renamed_to))
         statements = {mid: st for ids in _chunks(sorted(moved_paths), 500) for mid, st in session.exec(
             select(Memory.memory_id, Memory.statement).where(Memory.memory_id.in_(ids)))}
         proposals = {mid: propose_statement(statements.get(mid) or "", mv) for mid, mv in moved_paths.items()}

@@ -73,6 +73,7 @@ class EvidenceRef:
     target: str | None = None
     span_hash: str | None = None
     ref: str | None = None
+    excerpt: str | None = None  # for a symbol defined in many files when written: "defined in N files: ..."
 
 
 @dataclass
@@ -88,7 +89,7 @@ class EvidenceCheck:
     file_changed | file_deleted | symbol_changed | referenced_symbol_deleted | edge_removed |
     commit_unknown | path_unknown | symbol_unknown | invalid_span | not_checkable.
     Named references (:mod:`memtui.revalidation.references`) add exists | symbol_relocated |
-    path_moved | folder_deleted | glob_unmatched | reference_unresolvable | bad_path | example.
+    symbol_renamed (``renamed_to`` the new name) | path_moved | folder_deleted | glob_unmatched | reference_unresolvable | bad_path | example.
     ``reason``: one sentence naming the file or symbol. ``severity``: none | low | medium | high.
     """
 
@@ -103,6 +104,7 @@ class EvidenceCheck:
     reason: str
     severity: str
     moved_in: str | None = None  # the commit that moved or deleted a named reference, when known
+    renamed_to: str | None = None  # a renamed symbol's new name, written as the line wrote the old one
 
 
 @dataclass
@@ -553,10 +555,11 @@ def revalidate(evidence: Iterable[EvidenceRef], policies: Mapping[str, Sequence[
         by_memory.setdefault(e.memory_id, []).append(e)
     all_memories = sorted(set(by_memory) | set(policies) | set(memory_ids or ()))
 
-    def made(ev, status, code, reason, severity, path=None, span=None, moved_in=None) -> EvidenceCheck:
+    def made(ev, status, code, reason, severity, path=None, span=None, moved_in=None,
+             renamed_to=None) -> EvidenceCheck:
         start, end = span if span else (None, None)
         return EvidenceCheck(ev.evidence_id, ev.memory_id, status, path, start, end, head, code, reason,
-                             severity, moved_in)
+                             severity, moved_in, renamed_to)
 
     # named references (existence and location) and rows no git command may see (issue 8)
     fixed: dict[Any, EvidenceCheck] = {}

@@ -13,11 +13,18 @@ Outcomes (``EvidenceCheck.status`` / ``reason_code``), design "revalidate":
 * exists at HEAD where written → ``valid`` / ``exists``;
 * a symbol defined at HEAD in another file → ``valid`` / ``symbol_relocated`` ("now at PATH:LINE");
 * a file or folder moved (rename chain through history, :class:`memtui.sources.history.History`;
-  failing that, the only file or folder of the same name at HEAD) → ``changed`` / ``path_moved``,
-  ``current_path`` the new path, the reason naming the commit ("was moved to NEW in C");
+  a module that became a package, ``x.py`` -> ``x/__init__.py``; a folder whose followed files mostly
+  sit under one new folder whatever their new layout; failing that, the only file or folder of the
+  same name at HEAD) → ``changed`` / ``path_moved``, ``current_path`` the new path, the reason naming
+  the commit ("was moved to NEW in C"); a name resolved by suffix when written that exists as written
+  at HEAD is ``valid``;
+* a symbol defined nowhere at HEAD whose file (followed) defines, where it stood, the same last name
+  part or a similar name → ``changed`` / ``symbol_renamed`` ("renamed to NEW (PATH:LINE) in C",
+  ``renamed_to`` written as the line wrote the old name, for the proposed edit);
 * gone at HEAD → ``deleted`` / ``file_deleted``, ``folder_deleted``, ``glob_unmatched`` or
   ``referenced_symbol_deleted`` (severity high), naming the commit that deleted it when history
-  shows one;
+  shows one (also for a symbol defined in several files when written, which the importer records in
+  the evidence's ``excerpt``: "defined in N files: ...");
 * absent at the anchor commit already → ``unresolvable`` / ``reference_unresolvable``
   (severity low): it never existed, so it did not go stale;
 * a path that cannot name anything in a repository (absolute, ``..``) or an anchor commit the
@@ -114,6 +121,9 @@ class _Checker:
             where = f" in {_short(commit)}" if commit else f" since {_short(anchor)}"
             return self.result(ev, "deleted", "folder_split", f"{w} was split{where}: its files went to {new}",
                                "high", moved_in=commit)
+        if new is not None and new.rstrip("/") == written(ev).strip().lstrip("/").removeprefix("./").rstrip("/"):
+            # resolved elsewhere when written (by suffix); the name as written exists now: nothing to edit
+            return self.result(ev, "valid", "exists", f"{written(ev)} exists at HEAD as written", "none", new)
         if new is not None:
             where = f" in {_short(commit)}" if commit else ""
             why = f"{w} was moved to {new}{where}" if how == "history" else \
@@ -129,8 +139,23 @@ class _Checker:
         if trail.path is not None and trail.path != path and self.head_tree.exists(trail.path):
             return trail.path, trail.last_commit, "history"
         commit = trail.steps[0].commit if trail.steps else None
+        last = next((st.new_path for st in reversed(trail.steps) if st.kind == "R" and st.new_path), None)
+        for was in dict.fromkeys([last, path]):
+            package = self._package_of(was) if was else None
+            if package is not None:  # a module that became a package: sub_agent.py -> sub_agent/__init__.py
+                return package, trail.last_commit, "history"
         same = self._same_name(path, at)
         return (same, commit, "name") if same else (None, commit, "")
+
+    def _package_of(self, module: str) -> str | None:
+        """The package file at HEAD that module file ``module`` became (``x.py`` -> ``x/__init__.py``,
+        ``x.rs`` -> ``x/mod.rs``, ``x.ts`` -> ``x/index.ts``), when it exists and the module does not."""
+        stem, dot, ext = module.rpartition(".")
+        if not dot or self.head_tree.exists(module):
+            return None
+        inits = {"py": ("__init__.py",), "rs": ("mod.rs",), "ts": ("index.ts", "index.tsx"), "tsx": ("index.tsx",),
+                 "js": ("index.js",), "mjs": ("index.mjs",), "jsx": ("index.jsx",)}.get(ext, ())
+        return next((f"{stem}/{i}" for i in inits if self.head_tree.exists(f"{stem}/{i}")), None)
 
     def _same_name(self, path: str, at: Tree) -> str | None:
         """The one file at HEAD (new since the anchor) ending with the longest tail of ``path``
@@ -157,9 +182,12 @@ class _Checker:
         commits: Counter = Counter()
         deleted_in: Counter = Counter()
         named: Counter = Counter()
+        ends: list[tuple[str, str | None, str]] = []  # (HEAD path, commit, path below the folder) of followed files
         for f in inside:
             rest = f[len(prefix):]
             trail = self.history.follow(anchor, f)
+            if trail.path is not None and trail.path != f and self.head_tree.exists(trail.path):
+                ends.append((trail.path, trail.last_commit, rest))
             if trail.path is None or trail.path == f or not self.head_tree.exists(trail.path):
                 if trail.steps:
                     deleted_in[trail.last_commit] += 1
@@ -177,6 +205,9 @@ class _Checker:
                 new_dir = trail.path[:-len(rest) - 1]
                 targets[new_dir] += 1
                 commits[trail.last_commit] += 1
+        covering = self._covering(ends, at, len(inside))
+        if covering is not None:
+            return covering[0], covering[1], "history"
         votes = targets + named
         if votes:
             new_dir, n = votes.most_common(1)[0]
@@ -196,6 +227,39 @@ class _Checker:
             return same[0], commit, "name"
         return None, commit, ""
 
+    def _covering(self, ends: list[tuple[str, str | None, str]], at: Tree, total: int):
+        """(folder, commit): the deepest folder new at HEAD under which most of a folder's children went
+        (each direct file and each subfolder one vote, a subfolder voting where most of its followed files
+        are), whatever their new layout below it (src/adapters/github.ts ->
+        packages/adapters/src/forge/github/adapter.ts; core/tool/x.py -> tool/file/x.py). A file that
+        kept its place below the folder counts for the folder it implies (pkg/client/a.go ->
+        go/api/client/a.go counts for go/api). ``total``: the folder's files (a third of them must have
+        been followed). None when no folder holds a majority of the children."""
+        if not ends or len(ends) * 3 < total:
+            return None
+        children: dict[str, list[tuple[str, str | None]]] = {}
+        for new, commit, rest in ends:
+            d = new[:-len(rest) - 1] if new.endswith("/" + rest) else (new.rsplit("/", 1)[0] if "/" in new else "")
+            children.setdefault(rest.split("/", 1)[0], []).append((d, commit))
+        cover: Counter = Counter()
+        commits: dict[str, Counter] = {}
+        for landed in children.values():
+            here: Counter = Counter()
+            for d, commit in landed:
+                while d:
+                    here[d] += 1
+                    commits.setdefault(d, Counter())[commit] += 1
+                    d = d.rsplit("/", 1)[0] if "/" in d else ""
+            for d, n in here.items():
+                if n * 2 > len(landed):
+                    cover[d] += 1
+        best = None
+        for d, n in cover.items():
+            if n * 2 > len(children) and self.head_tree.is_dir(d) and not at.is_dir(d) and \
+                    (best is None or d.count("/") > best.count("/")):
+                best = d
+        return (best, commits[best].most_common(1)[0][0]) if best else None
+
     def check_glob(self, ev, w: str, pattern: str, at: Tree):
         if not glob_match(pattern, at.files):
             return self.result(ev, "unresolvable", "reference_unresolvable",
@@ -203,16 +267,18 @@ class _Checker:
         now = glob_match(pattern, self.head_tree.files)
         if now:
             return self.result(ev, "valid", "exists", f"{w} matches {len(now)} file(s) at HEAD", "none")
-        moved, commit = self._glob_move(ev.commit_sha, pattern, glob_match(pattern, at.files))
+        moved, commit = self._glob_move(ev.commit_sha, pattern, glob_match(pattern, at.files), at)
         if moved:
             where = f" in {_short(commit)}" if commit else ""
             return self.result(ev, "changed", "path_moved", f"{w} was moved to {moved}{where}", "medium", moved,
                                moved_in=commit)
         return self.result(ev, "deleted", "glob_unmatched", f"{w} matches no file at HEAD any more", "high")
 
-    def _glob_move(self, anchor: str, pattern: str, matched: list[str]) -> tuple[str | None, str | None]:
+    def _glob_move(self, anchor: str, pattern: str, matched: list[str],
+                   at: Tree | None = None) -> tuple[str | None, str | None]:
         """The glob with its literal folder replaced by where most of its files went, if they went
-        to one folder (``testing/*.test`` -> ``testing/system/*.test``)."""
+        to one folder (``testing/*.test`` -> ``testing/system/*.test``), renamed or deleted and added
+        again under the same name (``at``: the anchor's tree)."""
         segs = pattern.removeprefix("./").split("/")
         lit = []
         for seg in segs[:-1]:
@@ -228,6 +294,11 @@ class _Checker:
             if trail.path and trail.path != f and trail.path.endswith("/" + rest):
                 votes[trail.path[:-len(rest) - 1]] += 1
                 commits[trail.last_commit] += 1
+            elif trail.path is None and at is not None:  # deleted, and added again elsewhere (a restructuring)
+                same = self._same_name(f, at)
+                if same and same.endswith("/" + rest):
+                    votes[same[:-len(rest) - 1]] += 1
+                    commits[trail.last_commit] += 1
         if not votes:
             return None, None
         new_prefix, n = votes.most_common(1)[0]
@@ -283,10 +354,31 @@ class _Checker:
                         ev, "valid", "symbol_relocated", f"Symbol {w} is now at {d.path}:{d.start_line}", "none",
                         d.path, (d.start_line, d.end_line))
                 continue
+            was = (getattr(ev, "excerpt", None) or "")
+            if not anchor_path and ev.commit_sha and was.startswith("defined in "):
+                # defined in several files when the line was written (so no path was kept), in none now
+                paths = [p for p in was.split(": ", 1)[-1].split(", ") if p != "..."]
+                commit = self.history.last_change_of(ev.commit_sha, paths, name.rsplit(".", 1)[-1]) if paths else None
+                where = f" in {_short(commit)}" if commit else f" since {_short(ev.commit_sha)}"
+                out[ev.evidence_id] = self.result(
+                    ev, "deleted", "referenced_symbol_deleted",
+                    f"Referenced symbol {w} is defined nowhere at HEAD (was {was}; removed{where})", "high",
+                    moved_in=commit)
+                continue
             if not anchor_path:
                 out[ev.evidence_id] = self.result(ev, "unresolvable", "reference_unresolvable",
                                                   f"Symbol {w} was defined nowhere at {_short(ev.commit_sha)} "
                                                   "(never existed, not stale)", "low")
+                continue
+            renamed = self._renamed(ev.commit_sha, anchor_path, name) if ev.commit_sha else None
+            if renamed is not None:
+                new_name, d, commit = renamed
+                new_w = _written_like(w, new_name)
+                where = f" in {_short(commit)}" if commit else ""
+                out[ev.evidence_id] = self.result(
+                    ev, "changed", "symbol_renamed",
+                    f"Symbol {w} was renamed to {new_w} ({d.path}:{d.start_line}){where}", "medium",
+                    d.path, (d.start_line, d.end_line), moved_in=commit, renamed_to=new_w)
                 continue
             commit = self._symbol_removed_in(ev.commit_sha, anchor_path, name) if ev.commit_sha else None
             where = f" in {_short(commit)}" if commit else (f" since {_short(ev.commit_sha)}" if ev.commit_sha else "")
@@ -295,12 +387,70 @@ class _Checker:
                                               f"(was in {anchor_path}; removed{where})", "high", moved_in=commit)
         return out
 
+    def _renamed(self, anchor: str, path: str, name: str):
+        """(new qualified name, its definition at HEAD, commit) when the symbol ``name`` defined in
+        ``path`` at ``anchor`` was renamed: the file it was in (followed through renames, else the one
+        file of that name new at HEAD) defines, where it stood, a symbol with the same last name part
+        (``Account::Entry`` -> ``Entry`` when a namespace was flattened) or a similar name at the same
+        depth and position among its siblings (``ClaudeClient`` -> ``ClaudeProvider``); None otherwise."""
+        from difflib import SequenceMatcher
+
+        from memtui.sources.symbol_index import Definition
+        from memtui.sources.symbols import SymbolIndex
+
+        trail = self.history.follow(anchor, path)
+        here, commit = (trail.path, trail.last_commit) if trail.path and trail.path != path else (None, None)
+        if here is None or not self.head_tree.exists(here):
+            at = self.history.tree(anchor)
+            here = path if self.head_tree.exists(path) else (self._same_name(path, at) if at is not None else None)
+            commit = None
+        if here is None or language_for(here) is None:
+            return None
+        blobs = self.repo.read_blobs([(anchor, path), (self.head, here)])
+        old, new = blobs.get((anchor, path)), blobs.get((self.head, here))
+        if old is None or new is None or old.binary or new.binary:
+            return None
+        index = SymbolIndex(maxsize=8)
+        before = index.symbols(old.text, path, key=old.oid)
+        span = index.find_symbol(old.text, path, name, key=old.oid)
+        if span is None:
+            return None
+        old_q = span.name.split(".")
+        after = index.symbols(new.text, here, key=new.oid)
+        names_after = {s.name for s in after}
+        same = [s for s in after if s.name.split(".")[-1] == old_q[-1] and s.name != span.name]
+        pick = min(same, key=lambda s: (s.name.count("."), s.start_line)) if same else None
+        if pick is None:
+            siblings = [s.name for s in before if len(s.name.split(".")) == len(old_q) and s.name.split(".")[:-1] == old_q[:-1]]
+            now = [s for s in after if len(s.name.split(".")) == len(old_q) and s.name.split(".")[:-1] == old_q[:-1]]
+            k = siblings.index(span.name) if span.name in siblings else -1
+            if 0 <= k < len(now) and now[k].name not in siblings:
+                ratio = SequenceMatcher(None, old_q[-1].casefold(), now[k].name.split(".")[-1].casefold()).ratio()
+                if ratio >= 0.5:
+                    pick = now[k]
+        if pick is None or pick.name == span.name or span.name in names_after:
+            return None
+        if commit is None:
+            commit = self.history.last_change_of(anchor, [path] + ([here] if here != path else []), old_q[-1])
+        return pick.name, Definition(pick.name, here, pick.start_line, pick.end_line), commit
+
     def _symbol_removed_in(self, anchor: str, path: str, name: str) -> str | None:
         trail = self.history.follow(anchor, path)
         if trail.path is None and trail.steps:
             return trail.last_commit
         paths = [path] + ([trail.path] if trail.path and trail.path != path else [])
         return self.history.last_change_of(anchor, paths, name.rsplit(".", 1)[-1])
+
+
+def _written_like(written_as: str, new_name: str) -> str:
+    """``new_name`` (dotted) written as the line wrote the old name: as many trailing parts as it had
+    at most, its separator (``::``, ``.``) and a trailing ``()``."""
+    w = written_as.strip().strip("`")
+    call = "()" if w.endswith(")") else ""
+    base = re.sub(r"\(.*\)$", "", w)
+    sep = "::" if "::" in base else "#" if "#" in base else "."
+    n = len(re.split(r"::|\.|#", base))
+    return sep.join(new_name.split(".")[-n:]) + call
 
 
 def _symbol_name(ev: Any) -> str | None:
@@ -326,8 +476,9 @@ def check_references(evs: Sequence[Any], repo: GitRepo, head: str, history: Hist
                                               f"{written(ev)} is an example, not a reference", "none")
             continue
         if not ev.commit_sha:
-            out[ev.evidence_id] = make_result(ev, "unchecked", "not_checkable",
-                                              f"{written(ev)} has no commit to check from", "none")
+            why = "is outside the repository (not checked)" if (ev.path or "").startswith("~") else \
+                "has no commit to check from"
+            out[ev.evidence_id] = make_result(ev, "unchecked", "not_checkable", f"{written(ev)} {why}", "none")
             continue
         if ev.type == "symbol":
             symbols.append(ev)

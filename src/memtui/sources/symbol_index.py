@@ -32,12 +32,17 @@ class Definition:
     end_line: int
 
 
+#: parses shared by every index of the process (keys are blob ids, so sharing is safe): an import,
+#: then a revalidation at the same HEAD (``memtui lint``), parse each file once.
+_SHARED = SymbolIndex(maxsize=2048)
+
+
 class RepoSymbolIndex:
     """Definitions at one revision of a repository, found lazily: ``git grep -l -w -F`` at the
     revision narrows the files that can define the wanted names, then those are parsed.
 
     ``repo``: the repository; ``rev``: any revision git accepts (sha, ``HEAD``, branch);
-    ``symbols``: a parse cache to share (blob ids are the cache keys), a private one otherwise.
+    ``symbols``: a parse cache (blob ids are the cache keys); the process-wide one otherwise.
     Limits per :meth:`definitions` call: at most ``max_files`` (3,000) candidate files are
     parsed (the first ones by path; the rest are ignored) and files larger than ``max_bytes``
     (1 MB) are skipped. Unknown revisions and unreadable blobs (partial clones, missing
@@ -51,7 +56,7 @@ class RepoSymbolIndex:
     def __init__(self, repo: GitRepo, rev: str, symbols: SymbolIndex | None = None) -> None:
         self.repo = repo
         self.rev = rev
-        self.symbols = symbols if symbols is not None else SymbolIndex(maxsize=512)
+        self.symbols = symbols if symbols is not None else _SHARED
         self._memo: dict[str, list[Definition]] = {}
 
     @staticmethod
@@ -99,16 +104,23 @@ class RepoSymbolIndex:
             blob = blobs.get((self.rev, path))
             if blob is None or blob.binary or len(blob.text) > self.max_bytes:
                 continue
-            words_here = self._words_in(blob.text, by_word)
-            for word in words_here:
-                for n in by_word[word]:
-                    for span in self.symbols.find_all(blob.text, path, n, key=blob.oid):
-                        out[n].append(Definition(span.name, path, span.start_line, span.end_line))
+            for n in self._names_in(blob.text, path, by_word):
+                for span in self.symbols.find_all(blob.text, path, n, key=blob.oid):
+                    out[n].append(Definition(span.name, path, span.start_line, span.end_line))
         for defs in out.values():
             defs.sort(key=lambda d: (d.path, d.start_line, d.name))
         return out
 
-    @staticmethod
-    def _words_in(text: str, by_word: dict[str, list[str]]) -> list[str]:
-        """The wanted last name parts that occur in ``text`` (substring test; the parse decides)."""
-        return [w for w in by_word if w in text]
+    def _names_in(self, text: str, path: str, by_word: dict[str, list[str]]) -> list[str]:
+        """The wanted names that can be defined in ``text``: every part occurs in it (a substring test;
+        the parse decides), the first part possibly only in ``path`` (a module: ``tools.BASH`` in
+        ``tools.py``). A file no name survives is not parsed."""
+        out = []
+        for w, names in by_word.items():
+            if w not in text:
+                continue
+            for n in names:
+                parts = self._parts(n)
+                if all(p in text for p in parts[1:-1]) and (parts[0] in text or parts[0] in path):
+                    out.append(n)
+        return out

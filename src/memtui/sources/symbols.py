@@ -3,7 +3,7 @@
 Languages are chosen by file extension: ``.java`` (tree_sitter_java), ``.py``/``.pyi``
 (tree_sitter_python), ``.ts``/``.mts``/``.cts`` and ``.tsx`` (tree_sitter_typescript),
 ``.js``/``.mjs``/``.cjs``/``.jsx`` (tree_sitter_javascript), ``.go`` (tree_sitter_go), ``.rs``
-(tree_sitter_rust). Other files have no symbols (lookups return ``None`` / empty).
+(tree_sitter_rust), ``.rb``/``.rake`` (tree_sitter_ruby). Other files have no symbols (lookups return ``None`` / empty).
 
 Symbols are definitions only, named by their dotted qualified name inside the file:
 ``RuleRegistry``, ``RuleRegistry.resolve``, ``Outer.Inner.method``; Python ``Class.method``,
@@ -13,13 +13,17 @@ functions, class methods and fields holding functions (``Router.route``), top-le
 type (``func (r *Router) Route()`` is ``Router.Route``), each ``type`` spec, interface methods
 (``Reader.Read``), top-level ``const``/``var`` names; Rust fns, structs, enums, unions,
 traits, type aliases, mods, consts, statics, ``macro_rules!``, methods of ``impl [Trait for]
-Type`` as ``Type.method`` (generics and paths stripped) and trait items as ``Trait.method``.
+Type`` as ``Type.method`` (generics and paths stripped) and trait items as ``Trait.method``; Ruby
+classes and modules (``class Account::Entry`` is ``Account.Entry``, as is ``Entry`` inside ``module
+Account``), ``def`` and ``def self.`` methods, and constants assigned in a class, module or at top level.
 Mentions in comments, strings or docs are never symbols. Calls (:meth:`SymbolIndex.call_sites`)
 are found in every language.
 
 A lookup name matches a symbol when it is a dotted suffix of its qualified
 name (``resolve`` finds ``RuleRegistry.resolve``); a Java name may also carry the file's
-package (``com.acme.order.validation.RuleRegistry.resolve``). With several matches the exact
+package (``com.acme.order.validation.RuleRegistry.resolve``), a name in another language its
+module (``tools.BASH`` for ``BASH`` in ``tools.py``; the folder for ``__init__.py``, ``mod.rs``,
+``index.ts``, ``lib.rs``). Python module-level assignments (``PROMPT_FILES = {...}``) are definitions. With several matches the exact
 qualified name wins, then the shallowest, then the first in the file (Java overloads).
 
 Parse results are cached (LRU) by a caller-given key such as the git blob id, or by a hash of
@@ -42,14 +46,14 @@ __all__ = ["SymbolSpan", "SymbolIndex", "language_for", "find_symbol", "calls_in
 _EXTENSIONS = {".java": "java", ".py": "python", ".pyi": "python",
                ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
                ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-               ".go": "go", ".rs": "rust"}
+               ".go": "go", ".rs": "rust", ".rb": "ruby", ".rake": "ruby"}
 
 _DECLS = {
     "java": ("class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
              "annotation_type_declaration", "method_declaration", "constructor_declaration",
              "compact_constructor_declaration", "annotation_type_element_declaration",
              "enum_constant"),
-    "python": ("class_definition", "function_definition"),
+    "python": ("class_definition", "function_definition", "assignment"),
     "typescript": ("class_declaration", "abstract_class_declaration", "interface_declaration",
                    "type_alias_declaration", "enum_declaration", "function_declaration",
                    "generator_function_declaration", "function_signature", "method_definition",
@@ -62,11 +66,13 @@ _DECLS = {
     "rust": ("function_item", "function_signature_item", "struct_item", "enum_item", "union_item",
              "trait_item", "type_item", "mod_item", "const_item", "static_item", "macro_definition",
              "associated_type"),
+    "ruby": ("class", "module", "method", "singleton_method", "assignment"),
 }
 _DECLS["tsx"] = _DECLS["typescript"]
 # Ancestors whose names qualify the definitions inside them (Java/Python: every declaration).
 _SCOPES = {lang: frozenset(types) for lang, types in _DECLS.items()}
 _SCOPES["rust"] = _SCOPES["rust"] | {"impl_item"}
+_SCOPES["ruby"] = frozenset({"class", "module"})
 _CALLS = {
     "java": "(method_invocation) @call (object_creation_expression) @new (method_reference) @ref",
     "python": "(call) @call",
@@ -74,10 +80,12 @@ _CALLS = {
     "javascript": "(call_expression) @call (new_expression) @new",
     "go": "(call_expression) @call",
     "rust": "(call_expression) @call",
+    "ruby": "(call) @call",
 }
 _CALLS["tsx"] = _CALLS["typescript"]
 _NAME_TYPES = frozenset({"identifier", "type_identifier", "property_identifier",
-                         "private_property_identifier", "field_identifier", "nested_identifier"})
+                         "private_property_identifier", "field_identifier", "nested_identifier",
+                         "constant", "scope_resolution"})
 _FUNC_VALUES = frozenset({"arrow_function", "function_expression", "function",
                           "generator_function", "class"})
 # Leading siblings that belong to a definition's span (TS/JS class-member decorators, Rust attributes).
@@ -100,7 +108,7 @@ class SymbolSpan:
 
 def language_for(path: str) -> str | None:
     """The language of ``path`` by extension (``"java"``, ``"python"``, ``"typescript"``,
-    ``"tsx"``, ``"javascript"``, ``"go"``, ``"rust"``), or ``None``."""
+    ``"tsx"``, ``"javascript"``, ``"go"``, ``"rust"``, ``"ruby"``), or ``None``."""
     name = (path or "").rsplit("/", 1)[-1]
     dot = name.rfind(".")
     return _EXTENSIONS.get(name[dot:].lower()) if dot > 0 else None
@@ -120,6 +128,8 @@ class _Lang:
             import tree_sitter_go as grammar
         elif name == "rust":
             import tree_sitter_rust as grammar
+        elif name == "ruby":
+            import tree_sitter_ruby as grammar
         else:
             import tree_sitter_typescript as grammar
         self.name = name
@@ -170,7 +180,7 @@ def _ident(node) -> tuple[str, ...] | None:
     anything that is not a plain identifier (strings, computed names, patterns)."""
     if node is None or node.type not in _NAME_TYPES:
         return None
-    return tuple(_text(node).replace(" ", "").split("."))
+    return tuple(p for p in re.split(r"\.|::", _text(node).replace(" ", "")) if p)
 
 
 def _type_base(node) -> str | None:
@@ -223,6 +233,14 @@ def _def_names(lang: str, node) -> list[tuple[str, ...]]:
             if decl is None or decl.parent is None or decl.parent.type != "source_file":
                 return []
             return [n for n in (_ident(c) for c in node.children_by_field_name("name")) if n]
+    elif lang == "ruby":
+        if t == "assignment":  # FOO = ... in a class, module or at top level
+            left, parent = node.child_by_field_name("left"), node.parent
+            if left is None or left.type != "constant" or parent is None:
+                return []
+            if parent.type == "body_statement":
+                parent = parent.parent
+            return [(_text(left),)] if parent is not None and parent.type in ("program", "class", "module") else []
     elif lang in ("typescript", "tsx", "javascript"):
         if t == "variable_declarator":
             name, value, decl = _ident(node.child_by_field_name("name")), node.child_by_field_name("value"), node.parent
@@ -286,6 +304,14 @@ def _span_of(lang: str, node) -> tuple[int, int]:
     return _lines_of(first)[0], _lines_of(span)[1]
 
 
+def _wants(parsed: _Parsed, want: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The name parts to match: as given, then without the file's package or module prefix."""
+    pkg = parsed.package
+    if pkg and len(want) > len(pkg) and want[:len(pkg)] == pkg:
+        return [want, want[len(pkg):]]
+    return [want]
+
+
 class SymbolIndex:
     """Parses source text with tree-sitter, caching up to ``maxsize`` parse results (LRU).
 
@@ -327,6 +353,13 @@ class SymbolIndex:
             if lang_name not in ("java", "python"):
                 self._add_definitions(lang_name, node, symbols)
                 continue
+            if node.type == "assignment":  # Python: NAME = ... at module level only
+                left, stmt = node.child_by_field_name("left"), node.parent
+                if left is not None and left.type == "identifier" and stmt is not None and \
+                        stmt.type == "expression_statement" and stmt.parent is not None and stmt.parent.type == "module":
+                    start, end = _lines_of(stmt)
+                    symbols.append(_Symbol((_text(left),), start, end, node))
+                continue
             name = _name_of(node)
             if not name:
                 continue
@@ -351,6 +384,11 @@ class SymbolIndex:
                         if sub.type in ("scoped_identifier", "identifier"):
                             package = tuple(sub.text.decode("utf-8", "replace").split("."))
                     break
+        if not package:  # ``tools.BASH``: a name qualified by its module (file stem, or folder for __init__.py)
+            parts = path.rsplit("/", 2)
+            stem = parts[-1].rsplit(".", 1)[0]
+            package = ((parts[-2],) if len(parts) > 1 and stem in ("__init__", "mod", "index", "lib") else
+                       (stem,))
         by_name: dict[str, list[tuple[int, _Symbol]]] = {}
         for order, sym in enumerate(symbols):
             by_name.setdefault(sym.qualname[-1], []).append((order, sym))
@@ -380,15 +418,16 @@ class SymbolIndex:
         want = tuple(p for p in (name or "").strip().split(".") if p)
         if not want:
             return None
-        if parsed.package and len(want) > len(parsed.package) and want[:len(parsed.package)] == parsed.package:
-            want = want[len(parsed.package):]
         best: tuple[tuple[int, int, int], _Symbol] | None = None
-        for order, sym in parsed.by_name.get(want[-1], ()):
-            q = sym.qualname
-            if len(q) >= len(want) and q[len(q) - len(want):] == want:
-                rank = (0 if q == want else 1, len(q), order)
-                if best is None or rank < best[0]:
-                    best = (rank, sym)
+        for w in _wants(parsed, want):
+            for order, sym in parsed.by_name.get(w[-1], ()):
+                q = sym.qualname
+                if len(q) >= len(w) and q[len(q) - len(w):] == w:
+                    rank = (0 if q == w else 1, len(q), order)
+                    if best is None or rank < best[0]:
+                        best = (rank, sym)
+            if best is not None:
+                break
         return best[1] if best else None
 
     def symbols(self, text: str, path: str, *, key: str | None = None) -> list[SymbolSpan]:
@@ -420,10 +459,12 @@ class SymbolIndex:
         want = tuple(p for p in (name or "").strip().split(".") if p)
         if parsed is None or not want:
             return []
-        if parsed.package and len(want) > len(parsed.package) and want[:len(parsed.package)] == parsed.package:
-            want = want[len(parsed.package):]
-        return [self._span(parsed, sym) for _, sym in parsed.by_name.get(want[-1], ())
-                if len(sym.qualname) >= len(want) and sym.qualname[len(sym.qualname) - len(want):] == want]
+        for w in _wants(parsed, want):
+            hits = [self._span(parsed, sym) for _, sym in parsed.by_name.get(w[-1], ())
+                    if len(sym.qualname) >= len(w) and sym.qualname[len(sym.qualname) - len(w):] == w]
+            if hits:
+                return hits
+        return []
 
     def call_sites(self, text: str, path: str, caller: str, *,
                    key: str | None = None) -> list[tuple[str, int]]:
