@@ -144,7 +144,8 @@ def _follow_lineage(session: Session, memory: Memory, before: str, actor: Actor,
     """
     to = memory.state
     if memory.proposer_type == "compaction":
-        proposal = lineage.compaction_of(session, memory.memory_id)
+        with session.no_autoflush:  # a lookup: the caller's pending change is flushed when it commits
+            proposal = lineage.compaction_of(session, memory.memory_id)
         if proposal is not None and proposal.status == "pending_review":
             if to == State.ACTIVE.value:
                 _complete_compaction(session, memory, proposal, actor, decision_id=decision_id, job_id=job_id)
@@ -152,8 +153,9 @@ def _follow_lineage(session: Session, memory: Memory, before: str, actor: Actor,
                 proposal.status = "withdrawn"
                 session.add(proposal)
     if to in lineage.RETRACTED_STATES and not (to == "archived" and before == State.SUPERSEDED.value):
-        session.flush()
-        for derived_id in lineage.derived_of(session, memory):
+        with session.no_autoflush:
+            derived_ids = lineage.derived_of(session, memory)
+        for derived_id in derived_ids:
             derived = session.get(Memory, derived_id)
             if derived is None:
                 continue
