@@ -19,7 +19,7 @@ from memtui.recall import recall
 from memtui.review.proposals import ProposalQueries
 from memtui.review.resolve import ResolveService
 from memtui.review.service import ReviewService
-from memtui.store.models import CompactionProposal, MemoryConflict
+from memtui.store.models import CompactionProposal, DuplicateCluster, MemoryConflict
 
 LEAD = Actor("human", "lead-1", "lead")
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -115,7 +115,8 @@ def test_log_groups_mask_values_and_keep_the_latest():
 
 def test_two_hundred_observations_give_a_compaction_proposal(engine, tmp_path):
     """Issue 10 acceptance: an MCP memory graph with one entity holding 200 observations "ExportJob: N
-    tests passed" gives a compaction proposal for that group (the latest observation kept)."""
+    tests passed" gives fewer than 10 conflicts (no pairwise findings inside the log) and one compaction
+    proposal for that group (the latest observation kept)."""
     values = [240 + (i * 7) % 31 for i in range(200)]
     graph = tmp_path / "graph.jsonl"
     graph.write_text(json.dumps({"type": "entity", "name": "ExportJob", "entityType": "job",
@@ -127,5 +128,8 @@ def test_two_hundred_observations_give_a_compaction_proposal(engine, tmp_path):
     maintain(engine, now=NOW)
     with Session(engine) as s:
         proposals = list(s.exec(select(CompactionProposal)))
+        conflicts = list(s.exec(select(MemoryConflict)))
+        clusters = list(s.exec(select(DuplicateCluster)))
+    assert len(conflicts) == 0 and len(clusters) == 0  # before: 19,243 "different numbers" conflicts, 31 clusters
     log = [p for p in proposals if len(p.members) == 200]
     assert len(log) == 1 and log[0].proposed_statement == f"ExportJob: {values[-1]} tests passed"

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from memtui.domain.compaction import CompactionCandidate, propose, propose_log_compactions
+from memtui.domain.compaction import CompactionCandidate, log_groups, propose, propose_log_compactions
 from memtui.domain.temporal import observation_order
 from memtui.maintenance.jobs import JobResult, job_transaction, sync_proposals
 from memtui.store.models import CompactionProposal, DuplicateCluster, Evidence, Memory
@@ -107,3 +107,11 @@ def compaction_records(engine: Engine) -> list[dict[str, Any]]:
         })
     return out
 
+
+def log_group_of(memories: list[Memory]) -> dict[str, int]:
+    """memory id -> the number of its log-like group (:func:`memtui.domain.compaction.log_groups`), for
+    the memories in one; the dedupe and conflict jobs never pair two members of one group (issue 10,
+    item 5: one compaction proposal instead of pairwise findings)."""
+    groups = log_groups([CompactionCandidate(m.memory_id, m.type, m.state, m.statement, m.tenant_id,
+                                             m.repository_id, m.module_path) for m in memories])
+    return {c.memory_id: n for n, group in enumerate(groups) for c in group}

@@ -74,6 +74,9 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
                 index[scope + ("id", ident.casefold())].append(mid)
             for p in paths[mid]:
                 index[scope + ("path", p)].append(mid)
+        from memtui.maintenance.compaction import log_group_of
+
+        logs = log_group_of(list(memories.values()))  # one proposal for a log, not its pairs
         pairs: set[tuple[str, str]] = set()
         for ids in index.values():
             if len(ids) < 2 or len(ids) > MAX_ANCHOR_FANOUT:
@@ -81,7 +84,8 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
             ids = sorted(set(ids))
             for i, a in enumerate(ids):
                 for b in ids[i + 1:]:
-                    pairs.add((a, b))
+                    if a not in logs or logs[a] != logs.get(b):
+                        pairs.add((a, b))
         result.selected = len(memories)
         # conflicts of a memory that has left use since (invalidated, superseded, ...) are over
         closed = 0
@@ -119,7 +123,8 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
                             job_id=result.job_id)
         result.changes = found
         result.updated = len(found) + closed
-        result.summary = {"pairsChecked": len(pairs), "newConflicts": len(found), "closed": closed}
+        result.summary = {"pairsChecked": len(pairs), "newConflicts": len(found), "closed": closed,
+                          "logLikeGroups": len(set(logs.values()))}
     return result
 
 

@@ -41,6 +41,10 @@ def detect_duplicates(engine: Engine, now: datetime, *, repository_id: str | Non
         if repository_id is not None:
             q = q.where(Memory.repository_id == repository_id)
         memories = list(session.exec(q.order_by(Memory.memory_id)))
+        from memtui.maintenance.compaction import log_group_of
+
+        logs = log_group_of(memories)  # a log's observations go to one compaction proposal instead
+        memories = [m for m in memories if m.memory_id not in logs]
         ids = {m.memory_id for m in memories}
         ev_count: dict[str, int] = defaultdict(int)
         stale: set[str] = set()
