@@ -54,6 +54,10 @@ def test_newer_is_the_later_observation_or_the_later_day():
     assert newer(Dated("a", JAN, "mcp:Ann", 3), Dated("b", JAN, "mcp:Ann", 7)) == "b"
     assert newer(Dated("a", JAN, "mcp:Ann", 3), Dated("b", JAN, "mcp:Bob", 7)) is None
     assert observation_order(["entity:Ann", "observation:12"]) == 12 and observation_order(["x"]) == 0
+    # a newer fact of another type, or over a high-impact older one, settles nothing
+    assert newer(Dated("a", JAN, type="architecture_decision"), Dated("b", MAY, type="repo_convention")) is None
+    assert newer(Dated("a", JAN, type="code_fact", high_impact=True), Dated("b", MAY, type="code_fact")) is None
+    assert newer(Dated("a", JAN, type="code_fact"), Dated("b", MAY, type="code_fact", high_impact=True)) == "b"
 
 
 def test_dated_conflict_proposes_newer_supersedes_older(engine, tmp_path):

@@ -23,6 +23,8 @@ class Dated:
     created_at: datetime | None
     source: str | None = None
     order: int = 0
+    type: str | None = None
+    high_impact: bool = False
 
 
 def observation_order(tags: list[str] | tuple[str, ...] | None) -> int:
@@ -34,10 +36,17 @@ def observation_order(tags: list[str] | tuple[str, ...] | None) -> int:
 
 
 def newer(a: Dated, b: Dated) -> str | None:
-    """The id of the newer of two facts, or None when their order is unknown: the later position among
-    one source's observations, else the later ``created_at`` when they lie at least NEWER_GAP apart."""
+    """The id of the newer of two facts, or None when their order is unknown or it would not settle
+    them: the later position among one source's observations, else the later ``created_at`` when they
+    lie at least NEWER_GAP apart. Only facts of one type count (a newer convention does not overrule an
+    architecture decision), and never over a high-impact older fact (a lead decides those)."""
+    if a.type != b.type:
+        return None
+    winner = None
     if a.source and a.source == b.source and a.order and b.order and a.order != b.order:
-        return a.memory_id if a.order > b.order else b.memory_id
-    if a.created_at and b.created_at and abs(a.created_at - b.created_at) >= NEWER_GAP:
-        return a.memory_id if a.created_at > b.created_at else b.memory_id
-    return None
+        winner = a if a.order > b.order else b
+    elif a.created_at and b.created_at and abs(a.created_at - b.created_at) >= NEWER_GAP:
+        winner = a if a.created_at > b.created_at else b
+    if winner is None or (b if winner is a else a).high_impact:
+        return None
+    return winner.memory_id

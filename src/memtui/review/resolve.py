@@ -100,7 +100,8 @@ def _decision(session: Session, kind: str, subject: str, action: str, actor: Act
 
 def _dated(m: Memory) -> Dated:
     source = f"{m.proposer_type}:{m.proposer_id}" if m.proposer_type and m.proposer_id else None
-    return Dated(m.memory_id, m.created_at, source, observation_order(m.tags))
+    high = m.type == "architecture_decision" or m.impact == "high" or m.repository_id is None
+    return Dated(m.memory_id, m.created_at, source, observation_order(m.tags), m.type, high)
 
 
 def newer_side(session: Session, memory_a: str, memory_b: str) -> tuple[str, str, str] | None:
@@ -331,7 +332,8 @@ class ResolveService:
             members = [_memory(session, m) for m in proposal.members]
             inside = set(proposal.members)
             for m in members:  # conflicts among the members themselves (a log's values) end with it
-                if m.conflict_state == "open" and _open_conflict_partners(session, m.memory_id) - inside:
+                partners = _open_conflict_partners(session, m.memory_id) if m.conflict_state == "open" else set()
+                if m.conflict_state == "open" and (not partners or partners - inside):
                     raise ResolveError(f"{m.memory_id} is in an open conflict; compaction never includes it")
             keep = set(keep or [])
             unknown = keep - set(proposal.members)
