@@ -58,6 +58,7 @@ def test_newer_is_the_later_observation_or_the_later_day():
     assert newer(Dated("a", JAN, type="architecture_decision"), Dated("b", MAY, type="repo_convention")) is None
     assert newer(Dated("a", JAN, type="code_fact", high_impact=True), Dated("b", MAY, type="code_fact")) is None
     assert newer(Dated("a", JAN, type="code_fact"), Dated("b", MAY, type="code_fact", high_impact=True)) == "b"
+    assert newer(Dated("a", JAN, type="code_fact", confidence=0.9), Dated("b", MAY, type="code_fact", confidence=0.45)) is None
 
 
 def test_dated_conflict_proposes_newer_supersedes_older(engine, tmp_path):

@@ -25,6 +25,7 @@ class Dated:
     order: int = 0
     type: str | None = None
     high_impact: bool = False
+    confidence: float = 0.0
 
 
 def observation_order(tags: list[str] | tuple[str, ...] | None) -> int:
@@ -39,7 +40,8 @@ def newer(a: Dated, b: Dated) -> str | None:
     """The id of the newer of two facts, or None when their order is unknown or it would not settle
     them: the later position among one source's observations, else the later ``created_at`` when they
     lie at least NEWER_GAP apart. Only facts of one type count (a newer convention does not overrule an
-    architecture decision), and never over a high-impact older fact (a lead decides those)."""
+    architecture decision), never over a high-impact older fact (a lead decides those), and never for a
+    newer fact held with less confidence than the older (a doubtful claim does not replace a trusted one)."""
     if a.type != b.type:
         return None
     winner = None
@@ -47,6 +49,7 @@ def newer(a: Dated, b: Dated) -> str | None:
         winner = a if a.order > b.order else b
     elif a.created_at and b.created_at and abs(a.created_at - b.created_at) >= NEWER_GAP:
         winner = a if a.created_at > b.created_at else b
-    if winner is None or (b if winner is a else a).high_impact:
+    loser = b if winner is a else a
+    if winner is None or loser.high_impact or winner.confidence < loser.confidence:
         return None
     return winner.memory_id

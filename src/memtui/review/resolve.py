@@ -101,7 +101,7 @@ def _decision(session: Session, kind: str, subject: str, action: str, actor: Act
 def _dated(m: Memory) -> Dated:
     source = f"{m.proposer_type}:{m.proposer_id}" if m.proposer_type and m.proposer_id else None
     high = m.type == "architecture_decision" or m.impact == "high" or m.repository_id is None
-    return Dated(m.memory_id, m.created_at, source, observation_order(m.tags), m.type, high)
+    return Dated(m.memory_id, m.created_at, source, observation_order(m.tags), m.type, high, m.confidence)
 
 
 def newer_side(session: Session, memory_a: str, memory_b: str) -> tuple[str, str, str] | None:
