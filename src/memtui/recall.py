@@ -52,6 +52,9 @@ _ADJECTIVE = {
     "state_approved": "approved but not yet active",
 }
 _CHUNK = 500
+#: How many excluded memories the JSON pack lists one by one (in summary order: reason, then relevance);
+#: ``excludedTotal`` and the summary lines count all of them.
+EXCLUDED_LISTED = 50
 
 
 class RecallError(ValueError):
@@ -333,8 +336,8 @@ def _text_index(session: Session, key: tuple, pool) -> _TextIndex:
     under ``key`` when every memory is at the version it was read at; a changed version re-reads that
     memory's document and refits only if a document or the membership changed."""
     conn = session.connection()
-    versions = tuple((m, v) for m, v in conn.execute(
-        sa.select(Memory.memory_id, Memory.version).where(pool).order_by(Memory.memory_id)))
+    versions = tuple(tuple(r) for r in conn.execute(
+        sa.select(Memory.memory_id, Memory.version).where(pool).order_by(Memory.memory_id)).all())
     with _TEXT_INDEXES_LOCK:
         kept = _TEXT_INDEXES.get(key)
     if kept is not None and kept.versions == versions:
@@ -405,7 +408,8 @@ def _subject(m: Memory, evidence: list[Evidence], shared: list[str]) -> str | No
             return ident
     if names:
         return names[0]
-    return (m.tags or [None])[0]
+    tags = json.loads(m.tags) if isinstance(m.tags, str) else m.tags  # a light row holds the JSON text
+    return (tags or [None])[0]
 
 
 # ---- loading --------------------------------------------------------------------------------
@@ -467,6 +471,41 @@ def _load_pool(session: Session, ids: list[str]):
             reval[r.memory_id] = r
     memories.sort(key=lambda m: m.memory_id)
     return memories, evidence, usage, harm, reval
+
+
+_LIGHT_MEMORY = (Memory.memory_id, Memory.type, Memory.state, Memory.conflict_state, Memory.confidence,
+                 Memory.review_state, Memory.repository_id, Memory.module_path, Memory.statement,
+                 sa.type_coerce(Memory.tags, sa.Text).label("tags"))  # JSON text, decoded only when needed
+_LIGHT_EVIDENCE = (Evidence.memory_id, Evidence.type, Evidence.status, Evidence.symbol, Evidence.target,
+                   Evidence.path, Evidence.current_path)
+
+
+def _load_light(session: Session, ids: list[str]):
+    """The memories ``ids`` (by id) with only what eligibility and the exclusion subject read, and
+    their evidence's type, status and code names (in evidence order): two queries per 500."""
+    conn = session.connection()
+    memories = []
+    evidence: dict[str, list] = defaultdict(list)
+    for chunk in _chunks(ids):
+        memories.extend(conn.execute(sa.select(*_LIGHT_MEMORY).where(Memory.memory_id.in_(chunk))).all())
+        for e in conn.execute(sa.select(*_LIGHT_EVIDENCE).where(Evidence.memory_id.in_(chunk))
+                              .order_by(Evidence.memory_id, Evidence.ordinal, Evidence.evidence_id)).all():
+            evidence[e.memory_id].append(e)
+    memories.sort(key=lambda m: m.memory_id)
+    return memories, evidence
+
+
+def _evidence_identifiers(evidence: list) -> frozenset[str]:
+    """The lower-cased :func:`_evidence_names` of evidence rows, remembered by the names' fields."""
+    return _names_lowered(tuple((e.symbol, e.target, e.path, e.current_path) for e in evidence))
+
+
+@functools.lru_cache(maxsize=200_000)
+def _names_lowered(fields: tuple) -> frozenset[str]:
+    from types import SimpleNamespace
+
+    rows = [SimpleNamespace(symbol=s, target=t, path=p, current_path=c) for s, t, p, c in fields]
+    return frozenset(n.lower() for n in _evidence_names(rows))
 
 
 def _sharing_identifiers(session: Session, pool, index: _TextIndex, task_ids: set[str]) -> set[str]:
@@ -534,34 +573,8 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
         relevance = dict(zip((m for m, _v in index.versions), index.relevances(task)))
         wanted = {m for m, rel in relevance.items() if rel >= min_relevance}
         wanted |= _sharing_identifiers(session, pool, index, task_ids)
-        memories, evidence, usage, harm, reval = _load_pool(session, sorted(wanted))
-        scores = [relevance[m.memory_id] for m in memories]
-        task_original = {ident.lower(): ident for ident in _IDENTIFIER.findall(task)}
-
-        ranked: list[tuple[float, float, str, RecalledMemory, str | None]] = []
-        excluded: list[ExcludedMemory] = []
-        for m, rel in zip(memories, scores):
-            ev = evidence.get(m.memory_id, [])
-            mine = identifiers(m.statement) | {n.lower() for n in _evidence_names(ev)}
-            shared = sorted(task_ids & mine)
-            if rel < min_relevance and not shared:
-                continue
-            item, el = _assess(m, ev, usage, harm, reval, rscope, rel)
-            if item is None:
-                excluded.append(ExcludedMemory(
-                    m.memory_id, m.type, m.state, _primary_reason(el.reasons), el.reasons, rel,
-                    _subject(m, ev, [task_original.get(s, s) for s in shared])))
-                continue
-            score = item.quality
-            # the subject is kept for the summary line, should the memory not fit the limit
-            ranked.append((-rel, -score, m.memory_id, item, _subject(m, ev, [task_original.get(s, s) for s in shared])))
-        ranked.sort(key=lambda t: (t[0], t[1], t[2]))
-        included = [t[3] for t in ranked[:limit]]
+        included, excluded = _rank(session, sorted(wanted), relevance, task, task_ids, rscope, limit, min_relevance)
         _refuse_if_tampered(session, [i.memory_id for i in included])
-        for t in ranked[limit:]:
-            item = t[3]
-            excluded.append(ExcludedMemory(item.memory_id, item.type, "active", "over_limit", ("over_limit",),
-                                           item.relevance, t[4]))
         excluded.sort(key=lambda x: (REASON_ORDER.index(x.reason) if x.reason in REASON_ORDER else len(REASON_ORDER),
                                      -x.relevance, x.memory_id))
 
@@ -586,6 +599,57 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
         pending = _pending_newer(session, [x for x in excluded if x.reason == "conflicted"])
         return RecallPack(pack_id, task, rscope, limit, now, tuple(included), tuple(excluded),
                           summarize(excluded, limit) + pending, tuple(usage_ids))
+
+
+def _rank(session: Session, ids: list[str], relevance: dict[str, float], task: str, task_ids: set[str],
+          rscope: RecallScope, limit: int, min_relevance: float
+          ) -> tuple[list[RecalledMemory], list[ExcludedMemory]]:
+    """The included memories (ranked: relevance, quality, id) and the excluded ones (unsorted) among
+    the candidate ``ids``.
+
+    Eligibility needs only a memory's own columns and its evidence statuses, so every relevant memory
+    is weighed from light rows (:func:`_load_light`); quality, usage, harm, revalidation and the
+    evidence views are loaded only for the eligible memories that can reach the pack: those at least as
+    relevant as the ``limit``-th eligible one (ties in relevance are broken by quality). The result
+    equals weighing every relevant memory in full (tests/test_recall.py checks it on random stores)."""
+    memories, evidence = _load_light(session, ids)
+    task_original = {ident.lower(): ident for ident in _IDENTIFIER.findall(task)}
+    scope_repository, scope_module = rscope.repository_id, rscope.module_path
+    excluded: list[ExcludedMemory] = []
+    eligible: list[tuple[float, str, object, list, list[str]]] = []
+    for m in memories:
+        rel = relevance[m.memory_id]
+        ev = evidence.get(m.memory_id, [])
+        mine = _document_identifiers(m.statement) | _evidence_identifiers(ev)
+        shared = sorted(task_ids & mine)
+        if rel < min_relevance and not shared:
+            continue
+        el = eligibility(quality_input(m, ev), scope_repository=scope_repository, scope_module=scope_module)
+        if not el.eligible:
+            excluded.append(ExcludedMemory(
+                m.memory_id, m.type, m.state, _primary_reason(el.reasons), el.reasons, rel,
+                _subject(m, ev, [task_original.get(t, t) for t in shared])))
+            continue
+        eligible.append((rel, m.memory_id, m, ev, shared))
+    eligible.sort(key=lambda t: (-t[0], t[1]))
+    cut = eligible[min(limit, len(eligible)) - 1][0] if eligible else None
+    contenders = [t for t in eligible if t[0] >= cut] if eligible else []
+    full, full_evidence, usage, harm, reval = _load_pool(session, [t[1] for t in contenders])
+    ranked: list[tuple[float, float, str, RecalledMemory]] = []
+    for m in full:
+        item, _el = _assess(m, full_evidence.get(m.memory_id, []), usage, harm, reval, rscope,
+                            relevance[m.memory_id])
+        if item is not None:  # None only when the memory changed between the two reads
+            ranked.append((-item.relevance, -item.quality, item.memory_id, item))
+    ranked.sort(key=lambda t: (t[0], t[1], t[2]))
+    included = [t[3] for t in ranked[:limit]]
+    chosen = {i.memory_id for i in included}
+    for rel, mid, m, ev, shared in eligible:
+        if mid not in chosen:
+            # the subject is kept for the summary line of the memories that did not fit the limit
+            excluded.append(ExcludedMemory(mid, m.type, "active", "over_limit", ("over_limit",), rel,
+                                           _subject(m, ev, [task_original.get(t, t) for t in shared])))
+    return included, excluded
 
 
 def _pending_newer(session: Session, conflicted: list[ExcludedMemory]) -> tuple[str, ...]:
@@ -798,8 +862,9 @@ def pack_to_json(pack: RecallPack) -> dict:
         "excluded": [
             {"memoryId": x.memory_id, "type": x.type, "state": x.state, "reason": x.reason,
              "reasons": list(x.reasons), "relevance": x.relevance, "subject": x.subject}
-            for x in pack.excluded
+            for x in pack.excluded[:EXCLUDED_LISTED]
         ],
+        "excludedTotal": len(pack.excluded),
         "excludedSummary": list(pack.summary),
         "usageEventsRecorded": len(pack.usage_ids),
     }
