@@ -475,7 +475,7 @@ def _load_pool(session: Session, ids: list[str]):
 
 _LIGHT_MEMORY = (Memory.memory_id, Memory.type, Memory.state, Memory.conflict_state, Memory.confidence,
                  Memory.review_state, Memory.repository_id, Memory.module_path, Memory.statement,
-                 sa.type_coerce(Memory.tags, sa.Text).label("tags"))  # JSON text, decoded only when needed
+                 sa.cast(Memory.tags, sa.Text).label("tags"))  # JSON text (hashable), decoded only when needed
 _LIGHT_EVIDENCE = (Evidence.memory_id, Evidence.type, Evidence.status, Evidence.symbol, Evidence.target,
                    Evidence.path, Evidence.current_path)
 
@@ -619,18 +619,18 @@ def _rank(session: Session, ids: list[str], relevance: dict[str, float], task: s
     eligible: list[tuple[float, str, object, list, list[str]]] = []
     for m in memories:
         rel = relevance[m.memory_id]
-        ev = evidence.get(m.memory_id, [])
-        mine = _document_identifiers(m.statement) | _evidence_identifiers(ev)
+        ev = tuple(evidence.get(m.memory_id, ()))
+        el, mine, subject = _weigh(m, ev, scope_repository, scope_module)
         shared = sorted(task_ids & mine)
         if rel < min_relevance and not shared:
             continue
-        el = eligibility(quality_input(m, ev), scope_repository=scope_repository, scope_module=scope_module)
+        if shared and m.state != "blocked":
+            subject = task_original.get(shared[0], shared[0])
         if not el.eligible:
             excluded.append(ExcludedMemory(
-                m.memory_id, m.type, m.state, _primary_reason(el.reasons), el.reasons, rel,
-                _subject(m, ev, [task_original.get(t, t) for t in shared])))
+                m.memory_id, m.type, m.state, _primary_reason(el.reasons), el.reasons, rel, subject))
             continue
-        eligible.append((rel, m.memory_id, m, ev, shared))
+        eligible.append((rel, m.memory_id, m, subject))
     eligible.sort(key=lambda t: (-t[0], t[1]))
     cut = eligible[min(limit, len(eligible)) - 1][0] if eligible else None
     contenders = [t for t in eligible if t[0] >= cut] if eligible else []
@@ -644,12 +644,22 @@ def _rank(session: Session, ids: list[str], relevance: dict[str, float], task: s
     ranked.sort(key=lambda t: (t[0], t[1], t[2]))
     included = [t[3] for t in ranked[:limit]]
     chosen = {i.memory_id for i in included}
-    for rel, mid, m, ev, shared in eligible:
+    for rel, mid, m, subject in eligible:
         if mid not in chosen:
             # the subject is kept for the summary line of the memories that did not fit the limit
-            excluded.append(ExcludedMemory(mid, m.type, "active", "over_limit", ("over_limit",), rel,
-                                           _subject(m, ev, [task_original.get(t, t) for t in shared])))
+            excluded.append(ExcludedMemory(mid, m.type, "active", "over_limit", ("over_limit",), rel, subject))
     return included, excluded
+
+
+@functools.lru_cache(maxsize=100_000)
+def _weigh(m, evidence: tuple, scope_repository: str, scope_module: str | None):
+    """``(eligibility, identifiers, subject)`` of a light memory row and its light evidence rows in a
+    scope: what recall needs of a relevant memory apart from the task (the subject when the task shares
+    no identifier with it). A pure function of the rows' values, so remembered by them: a server
+    weighs the same unchanged memories at every recall, and a changed row is a different key."""
+    el = eligibility(quality_input(m, evidence), scope_repository=scope_repository, scope_module=scope_module)
+    mine = _document_identifiers(m.statement) | _evidence_identifiers(evidence)
+    return el, mine, _subject(m, evidence, [])
 
 
 def _pending_newer(session: Session, conflicted: list[ExcludedMemory]) -> tuple[str, ...]:
@@ -850,7 +860,8 @@ def recalled_to_json(m: RecalledMemory) -> dict:
 
 
 def pack_to_json(pack: RecallPack) -> dict:
-    """The pack as a JSON-ready dict with camelCase keys."""
+    """The pack as a JSON-ready dict with camelCase keys; ``excluded`` lists the first
+    :data:`EXCLUDED_LISTED` exclusions, ``excludedTotal`` and ``excludedSummary`` count all of them."""
     return {
         "contextPackId": pack.context_pack_id,
         "task": pack.task,
