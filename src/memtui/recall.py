@@ -486,13 +486,25 @@ def _load_light(session: Session, ids: list[str]):
     conn = session.connection()
     memories = []
     evidence: dict[str, list] = defaultdict(list)
-    for chunk in _chunks(ids):
-        memories.extend(conn.execute(sa.select(*_LIGHT_MEMORY).where(Memory.memory_id.in_(chunk))).all())
-        for e in conn.execute(sa.select(*_LIGHT_EVIDENCE).where(Evidence.memory_id.in_(chunk))
+    postgres = conn.dialect.name == "postgresql"
+    # PostgreSQL: one array parameter (= ANY) instead of 500 bound values per query, which psycopg and
+    # the server parse several times slower
+    for chunk in ([ids] if postgres else _chunks(ids)):
+        memories.extend(conn.execute(sa.select(*_LIGHT_MEMORY).where(_among(Memory.memory_id, chunk, postgres))).all())
+        for e in conn.execute(sa.select(*_LIGHT_EVIDENCE).where(_among(Evidence.memory_id, chunk, postgres))
                               .order_by(Evidence.memory_id, Evidence.ordinal, Evidence.evidence_id)).all():
             evidence[e.memory_id].append(e)
     memories.sort(key=lambda m: m.memory_id)
     return memories, evidence
+
+
+def _among(column, ids: list[str], postgres: bool):
+    """``column IN ids``; on PostgreSQL as ``column = ANY(ARRAY)``, one parameter."""
+    if postgres:
+        from sqlalchemy.dialects.postgresql import ARRAY
+
+        return column == sa.any_(sa.bindparam(None, ids, type_=ARRAY(sa.String)))
+    return column.in_(ids)
 
 
 def _evidence_identifiers(evidence: list) -> frozenset[str]:
