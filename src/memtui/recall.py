@@ -5,7 +5,8 @@ task text, keeps only those retrieval eligibility allows (:func:`memtui.domain.q
 active, fresh, not conflicted, not blocked, in scope, confident) and returns the top few with their
 scope, applies-to / does-not-apply-to, how they were verified and their evidence. Every relevant
 memory that was left out is listed with the reason, and summarised one line per reason ("1 stale
-memory about RuleEngine was excluded", seed 000 §15.3). Recording the pack writes one usage event
+memory about RuleEngine was excluded", seed 000 §15.3); the JSON form lists the first
+:data:`EXCLUDED_LISTED` of them and counts all (issue 12). Recording the pack writes one usage event
 per included memory, in one transaction.
 
 Same store, same task, same scope and the same clock give the same pack.
