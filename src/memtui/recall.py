@@ -483,7 +483,7 @@ _LIGHT_EVIDENCE = (Evidence.memory_id, Evidence.type, Evidence.status, Evidence.
 
 def _load_light(session: Session, ids: list[str]):
     """The memories ``ids`` (by id) with only what eligibility and the exclusion subject read, and
-    their evidence's type, status and code names (in evidence order): two queries per 500."""
+    their evidence's type, status and code names (in evidence order): two queries (per 500 on SQLite)."""
     conn = session.connection()
     memories = []
     evidence: dict[str, list] = defaultdict(list)
