@@ -247,7 +247,8 @@ def drive(db: str, seconds: float, decision_clients: int, recall_clients: int, p
                 r = c.post("/recall", json={"task": task, "scope": f"repository:{REPO}"})
                 local.append((time.perf_counter() - t0) * 1000)
                 if r.status_code == 200:
-                    sizes.append(len(r.json()["excluded"]))
+                    body = r.json()
+                    sizes.append(body.get("excludedTotal", len(body["excluded"])))  # the list holds the first 50
                 else:
                     with lock:
                         errors.append(f"recall {r.status_code}: {r.text[:200]}")

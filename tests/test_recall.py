@@ -291,6 +291,79 @@ def test_recall_never_returns_an_ineligible_memory(engine, tmp_path):
     assert {"stale", "conflicted", "blocked", "out_of_scope", "low_confidence", "over_limit"} <= seen_reasons
 
 
+
+def _straightforward(engine, task: str, scope: str, limit: int):
+    """The pack's memories and exclusions as recall defined them before it was optimised (issue 12):
+    every relevant memory loaded in full and weighed for eligibility and quality."""
+    from memtui.domain.quality import _IDENTIFIER
+    from memtui.recall import (
+        ExcludedMemory, _assess, _evidence_names, _load_pool, _pool, _primary_reason, _sharing_identifiers,
+        _subject, _text_index, identifiers, resolve_scope, summarize,
+    )
+
+    with Session(engine) as session:
+        rscope = resolve_scope(session, scope)
+        pool, key = _pool(session, rscope, None)
+        index = _text_index(session, key, pool)
+        task_ids = identifiers(task)
+        relevance = dict(zip((m for m, _v in index.versions), index.relevances(task)))
+        wanted = {m for m, rel in relevance.items() if rel >= 0.05}
+        wanted |= _sharing_identifiers(session, pool, index, task_ids)
+        memories, evidence, usage, harm, reval = _load_pool(session, sorted(wanted))
+        original = {i.lower(): i for i in _IDENTIFIER.findall(task)}
+        ranked, excluded = [], []
+        for m in memories:
+            rel, ev = relevance[m.memory_id], evidence.get(m.memory_id, [])
+            shared = sorted(task_ids & (identifiers(m.statement) | {n.lower() for n in _evidence_names(ev)}))
+            if rel < 0.05 and not shared:
+                continue
+            subject = _subject(m, ev, [original.get(t, t) for t in shared])
+            item, el = _assess(m, ev, usage, harm, reval, rscope, rel)
+            if item is None:
+                excluded.append(ExcludedMemory(m.memory_id, m.type, m.state, _primary_reason(el.reasons),
+                                               el.reasons, rel, subject))
+            else:
+                ranked.append((-rel, -item.quality, m.memory_id, item, subject))
+        ranked.sort(key=lambda t: t[:3])
+        excluded += [ExcludedMemory(t[2], t[3].type, "active", "over_limit", ("over_limit",), -t[0], t[4])
+                     for t in ranked[limit:]]
+        return [t[3] for t in ranked[:limit]], excluded, summarize(excluded, limit)
+
+
+#: few statements, so that many memories tie in relevance and quality (confidence) decides the order
+TIED = ("Validation rule RuleRegistry.", "OrderValidator rule order total.", "pricing discount limit.",
+        "RuleEngine retry payment tests.")
+
+
+@pytest.mark.parametrize("trial", range(8))
+def test_optimised_recall_equals_the_straightforward_computation(engine, tmp_path, trial):
+    """Weighing only the eligible contenders in full changes nothing an agent gets (issue 12): the
+    same included memories in the same order, the same exclusions and summary lines, on random
+    stores with many ties in relevance and many over-limit memories."""
+    rnd = random.Random(1000 + trial)
+    repo, scope = _random_store(engine, tmp_path, rnd, trial)
+    # more memories than the eligibility property uses, many with the same text: the limit cuts through ties
+    _load(engine, tmp_path, [
+        _mem(f"m{trial}_x{i:02d}", rnd.choice(TIED), repo=repo, module=rnd.choice(MODULES),
+             confidence=rnd.choice((0.4, 0.6, 0.75, 0.95)),
+             state=rnd.choice(("active",) * 4 + ("candidate", "needs_review")),
+             path=f"src/{rnd.choice(WORDS)}.java", scope={"tenantId": f"tenant-{trial}"},
+             reviewState=rnd.choice(("approved", "none")))
+        for i in range(rnd.randint(20, 40))], name=f"extra{trial}.yaml", skip_invalid=True)
+    checked = 0
+    for _ in range(6):
+        task = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(1, 3)))
+        limit = rnd.randint(1, 4)
+        included, excluded, summary = _straightforward(engine, task, scope, limit)
+        pack = recall(engine, task, scope, limit=limit, record=False)
+        assert [m.memory_id for m in pack.memories] == [m.memory_id for m in included], (task, limit)
+        assert list(pack.memories) == included
+        assert sorted(pack.excluded, key=lambda x: x.memory_id) == sorted(excluded, key=lambda x: x.memory_id)
+        assert pack.summary[:len(summary)] == summary
+        checked += len(excluded)
+    assert checked > 0  # the stores really leave memories out
+
+
 # ---- the demo store (issue 5 acceptance) -----------------------------------------------------------
 
 @pytest.fixture

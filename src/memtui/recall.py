@@ -5,7 +5,8 @@ task text, keeps only those retrieval eligibility allows (:func:`memtui.domain.q
 active, fresh, not conflicted, not blocked, in scope, confident) and returns the top few with their
 scope, applies-to / does-not-apply-to, how they were verified and their evidence. Every relevant
 memory that was left out is listed with the reason, and summarised one line per reason ("1 stale
-memory about RuleEngine was excluded", seed 000 §15.3). Recording the pack writes one usage event
+memory about RuleEngine was excluded", seed 000 §15.3); the JSON form lists the first
+:data:`EXCLUDED_LISTED` of them and counts all (issue 12). Recording the pack writes one usage event
 per included memory, in one transaction.
 
 Same store, same task, same scope and the same clock give the same pack.
@@ -52,6 +53,9 @@ _ADJECTIVE = {
     "state_approved": "approved but not yet active",
 }
 _CHUNK = 500
+#: How many excluded memories the JSON pack lists one by one (in summary order: reason, then relevance);
+#: ``excludedTotal`` and the summary lines count all of them.
+EXCLUDED_LISTED = 50
 
 
 class RecallError(ValueError):
@@ -333,8 +337,8 @@ def _text_index(session: Session, key: tuple, pool) -> _TextIndex:
     under ``key`` when every memory is at the version it was read at; a changed version re-reads that
     memory's document and refits only if a document or the membership changed."""
     conn = session.connection()
-    versions = tuple((m, v) for m, v in conn.execute(
-        sa.select(Memory.memory_id, Memory.version).where(pool).order_by(Memory.memory_id)))
+    versions = tuple(tuple(r) for r in conn.execute(
+        sa.select(Memory.memory_id, Memory.version).where(pool).order_by(Memory.memory_id)).all())
     with _TEXT_INDEXES_LOCK:
         kept = _TEXT_INDEXES.get(key)
     if kept is not None and kept.versions == versions:
@@ -405,7 +409,8 @@ def _subject(m: Memory, evidence: list[Evidence], shared: list[str]) -> str | No
             return ident
     if names:
         return names[0]
-    return (m.tags or [None])[0]
+    tags = json.loads(m.tags) if isinstance(m.tags, str) else m.tags  # a light row holds the JSON text
+    return (tags or [None])[0]
 
 
 # ---- loading --------------------------------------------------------------------------------
@@ -467,6 +472,53 @@ def _load_pool(session: Session, ids: list[str]):
             reval[r.memory_id] = r
     memories.sort(key=lambda m: m.memory_id)
     return memories, evidence, usage, harm, reval
+
+
+_LIGHT_MEMORY = (Memory.memory_id, Memory.type, Memory.state, Memory.conflict_state, Memory.confidence,
+                 Memory.review_state, Memory.repository_id, Memory.module_path, Memory.statement,
+                 sa.cast(Memory.tags, sa.Text).label("tags"))  # JSON text (hashable), decoded only when needed
+_LIGHT_EVIDENCE = (Evidence.memory_id, Evidence.type, Evidence.status, Evidence.symbol, Evidence.target,
+                   Evidence.path, Evidence.current_path)
+
+
+def _load_light(session: Session, ids: list[str]):
+    """The memories ``ids`` (by id) with only what eligibility and the exclusion subject read, and
+    their evidence's type, status and code names (in evidence order): two queries (per 500 on SQLite)."""
+    conn = session.connection()
+    memories = []
+    evidence: dict[str, list] = defaultdict(list)
+    postgres = conn.dialect.name == "postgresql"
+    # PostgreSQL: one array parameter (= ANY) instead of 500 bound values per query, which psycopg and
+    # the server parse several times slower
+    for chunk in ([ids] if postgres else _chunks(ids)):
+        memories.extend(conn.execute(sa.select(*_LIGHT_MEMORY).where(_among(Memory.memory_id, chunk, postgres))).all())
+        for e in conn.execute(sa.select(*_LIGHT_EVIDENCE).where(_among(Evidence.memory_id, chunk, postgres))
+                              .order_by(Evidence.memory_id, Evidence.ordinal, Evidence.evidence_id)).all():
+            evidence[e.memory_id].append(e)
+    memories.sort(key=lambda m: m.memory_id)
+    return memories, evidence
+
+
+def _among(column, ids: list[str], postgres: bool):
+    """``column IN ids``; on PostgreSQL as ``column = ANY(ARRAY)``, one parameter."""
+    if postgres:
+        from sqlalchemy.dialects.postgresql import ARRAY
+
+        return column == sa.any_(sa.bindparam(None, ids, type_=ARRAY(sa.String)))
+    return column.in_(ids)
+
+
+def _evidence_identifiers(evidence: list) -> frozenset[str]:
+    """The lower-cased :func:`_evidence_names` of evidence rows, remembered by the names' fields."""
+    return _names_lowered(tuple((e.symbol, e.target, e.path, e.current_path) for e in evidence))
+
+
+@functools.lru_cache(maxsize=200_000)
+def _names_lowered(fields: tuple) -> frozenset[str]:
+    from types import SimpleNamespace
+
+    rows = [SimpleNamespace(symbol=s, target=t, path=p, current_path=c) for s, t, p, c in fields]
+    return frozenset(n.lower() for n in _evidence_names(rows))
 
 
 def _sharing_identifiers(session: Session, pool, index: _TextIndex, task_ids: set[str]) -> set[str]:
@@ -534,34 +586,8 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
         relevance = dict(zip((m for m, _v in index.versions), index.relevances(task)))
         wanted = {m for m, rel in relevance.items() if rel >= min_relevance}
         wanted |= _sharing_identifiers(session, pool, index, task_ids)
-        memories, evidence, usage, harm, reval = _load_pool(session, sorted(wanted))
-        scores = [relevance[m.memory_id] for m in memories]
-        task_original = {ident.lower(): ident for ident in _IDENTIFIER.findall(task)}
-
-        ranked: list[tuple[float, float, str, RecalledMemory, str | None]] = []
-        excluded: list[ExcludedMemory] = []
-        for m, rel in zip(memories, scores):
-            ev = evidence.get(m.memory_id, [])
-            mine = identifiers(m.statement) | {n.lower() for n in _evidence_names(ev)}
-            shared = sorted(task_ids & mine)
-            if rel < min_relevance and not shared:
-                continue
-            item, el = _assess(m, ev, usage, harm, reval, rscope, rel)
-            if item is None:
-                excluded.append(ExcludedMemory(
-                    m.memory_id, m.type, m.state, _primary_reason(el.reasons), el.reasons, rel,
-                    _subject(m, ev, [task_original.get(s, s) for s in shared])))
-                continue
-            score = item.quality
-            # the subject is kept for the summary line, should the memory not fit the limit
-            ranked.append((-rel, -score, m.memory_id, item, _subject(m, ev, [task_original.get(s, s) for s in shared])))
-        ranked.sort(key=lambda t: (t[0], t[1], t[2]))
-        included = [t[3] for t in ranked[:limit]]
+        included, excluded = _rank(session, sorted(wanted), relevance, task, task_ids, rscope, limit, min_relevance)
         _refuse_if_tampered(session, [i.memory_id for i in included])
-        for t in ranked[limit:]:
-            item = t[3]
-            excluded.append(ExcludedMemory(item.memory_id, item.type, "active", "over_limit", ("over_limit",),
-                                           item.relevance, t[4]))
         excluded.sort(key=lambda x: (REASON_ORDER.index(x.reason) if x.reason in REASON_ORDER else len(REASON_ORDER),
                                      -x.relevance, x.memory_id))
 
@@ -586,6 +612,67 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
         pending = _pending_newer(session, [x for x in excluded if x.reason == "conflicted"])
         return RecallPack(pack_id, task, rscope, limit, now, tuple(included), tuple(excluded),
                           summarize(excluded, limit) + pending, tuple(usage_ids))
+
+
+def _rank(session: Session, ids: list[str], relevance: dict[str, float], task: str, task_ids: set[str],
+          rscope: RecallScope, limit: int, min_relevance: float
+          ) -> tuple[list[RecalledMemory], list[ExcludedMemory]]:
+    """The included memories (ranked: relevance, quality, id) and the excluded ones (unsorted) among
+    the candidate ``ids``.
+
+    Eligibility needs only a memory's own columns and its evidence statuses, so every relevant memory
+    is weighed from light rows (:func:`_load_light`); quality, usage, harm, revalidation and the
+    evidence views are loaded only for the eligible memories that can reach the pack: those at least as
+    relevant as the ``limit``-th eligible one (ties in relevance are broken by quality). The result
+    equals weighing every relevant memory in full (tests/test_recall.py checks it on random stores)."""
+    memories, evidence = _load_light(session, ids)
+    task_original = {ident.lower(): ident for ident in _IDENTIFIER.findall(task)}
+    scope_repository, scope_module = rscope.repository_id, rscope.module_path
+    excluded: list[ExcludedMemory] = []
+    eligible: list[tuple[float, str, object, list, list[str]]] = []
+    for m in memories:
+        rel = relevance[m.memory_id]
+        ev = tuple(evidence.get(m.memory_id, ()))
+        el, mine, subject = _weigh(m, ev, scope_repository, scope_module)
+        shared = sorted(task_ids & mine)
+        if rel < min_relevance and not shared:
+            continue
+        if shared and m.state != "blocked":
+            subject = task_original.get(shared[0], shared[0])
+        if not el.eligible:
+            excluded.append(ExcludedMemory(
+                m.memory_id, m.type, m.state, _primary_reason(el.reasons), el.reasons, rel, subject))
+            continue
+        eligible.append((rel, m.memory_id, m, subject))
+    eligible.sort(key=lambda t: (-t[0], t[1]))
+    cut = eligible[min(limit, len(eligible)) - 1][0] if eligible else None
+    contenders = [t for t in eligible if t[0] >= cut] if eligible else []
+    full, full_evidence, usage, harm, reval = _load_pool(session, [t[1] for t in contenders])
+    ranked: list[tuple[float, float, str, RecalledMemory]] = []
+    for m in full:
+        item, _el = _assess(m, full_evidence.get(m.memory_id, []), usage, harm, reval, rscope,
+                            relevance[m.memory_id])
+        if item is not None:  # None only when the memory changed between the two reads
+            ranked.append((-item.relevance, -item.quality, item.memory_id, item))
+    ranked.sort(key=lambda t: (t[0], t[1], t[2]))
+    included = [t[3] for t in ranked[:limit]]
+    chosen = {i.memory_id for i in included}
+    for rel, mid, m, subject in eligible:
+        if mid not in chosen:
+            # the subject is kept for the summary line of the memories that did not fit the limit
+            excluded.append(ExcludedMemory(mid, m.type, "active", "over_limit", ("over_limit",), rel, subject))
+    return included, excluded
+
+
+@functools.lru_cache(maxsize=100_000)
+def _weigh(m, evidence: tuple, scope_repository: str, scope_module: str | None):
+    """``(eligibility, identifiers, subject)`` of a light memory row and its light evidence rows in a
+    scope: what recall needs of a relevant memory apart from the task (the subject when the task shares
+    no identifier with it). A pure function of the rows' values, so remembered by them: a server
+    weighs the same unchanged memories at every recall, and a changed row is a different key."""
+    el = eligibility(quality_input(m, evidence), scope_repository=scope_repository, scope_module=scope_module)
+    mine = _document_identifiers(m.statement) | _evidence_identifiers(evidence)
+    return el, mine, _subject(m, evidence, [])
 
 
 def _pending_newer(session: Session, conflicted: list[ExcludedMemory]) -> tuple[str, ...]:
@@ -786,7 +873,8 @@ def recalled_to_json(m: RecalledMemory) -> dict:
 
 
 def pack_to_json(pack: RecallPack) -> dict:
-    """The pack as a JSON-ready dict with camelCase keys."""
+    """The pack as a JSON-ready dict with camelCase keys; ``excluded`` lists the first
+    :data:`EXCLUDED_LISTED` exclusions, ``excludedTotal`` and ``excludedSummary`` count all of them."""
     return {
         "contextPackId": pack.context_pack_id,
         "task": pack.task,
@@ -798,8 +886,9 @@ def pack_to_json(pack: RecallPack) -> dict:
         "excluded": [
             {"memoryId": x.memory_id, "type": x.type, "state": x.state, "reason": x.reason,
              "reasons": list(x.reasons), "relevance": x.relevance, "subject": x.subject}
-            for x in pack.excluded
+            for x in pack.excluded[:EXCLUDED_LISTED]
         ],
+        "excludedTotal": len(pack.excluded),
         "excludedSummary": list(pack.summary),
         "usageEventsRecorded": len(pack.usage_ids),
     }
