@@ -25,25 +25,13 @@ LEAD = Actor("human", "lead-1", "lead")
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 JAN, MAY = datetime(2026, 1, 10, 9, tzinfo=UTC), datetime(2026, 5, 2, 9, tzinfo=UTC)
 
-DATED = """
-memories:
-  - memoryId: mem_timeout_old
-    type: code_fact
-    statement: "PaymentClient uses a 30 second timeout."
-    scope: {tenantId: acme, repositoryId: pay}
-    state: active
-    reviewState: approved
-    createdAt: "2026-01-10T09:00:00Z"
-    evidence: [{type: human, ref: "ops notes"}]
-  - memoryId: mem_timeout_new
-    type: code_fact
-    statement: "PaymentClient uses a 60 second timeout."
-    scope: {tenantId: acme, repositoryId: pay}
-    state: active
-    reviewState: approved
-    createdAt: "2026-05-02T09:00:00Z"
-    evidence: [{type: human, ref: "ops notes"}]
-"""
+def _dated(old_at: str = "2026-01-10T09:00:00Z", new_at: str = "2026-05-02T09:00:00Z") -> str:
+    """Two approved facts about PaymentClient's timeout, 30 s recorded at ``old_at``, 60 s at ``new_at``."""
+    rows = (("mem_timeout_old", 30, old_at), ("mem_timeout_new", 60, new_at))
+    return "memories:\n" + "".join(
+        f"  - {{memoryId: {mid}, type: code_fact, statement: \"PaymentClient uses a {seconds} second timeout.\", "
+        f"scope: {{tenantId: acme, repositoryId: pay}}, state: active, reviewState: approved, "
+        f"createdAt: \"{at}\", evidence: [{{type: human, ref: \"ops notes\"}}]}}\n" for mid, seconds, at in rows)
 
 
 def test_newer_is_the_later_observation_or_the_later_day():
@@ -63,7 +51,7 @@ def test_newer_is_the_later_observation_or_the_later_day():
 
 def test_dated_conflict_proposes_newer_supersedes_older(engine, tmp_path):
     f = tmp_path / "r.yaml"
-    f.write_text(DATED)
+    f.write_text(_dated())
     import_files(engine, [f], LEAD)
     maintain(engine, now=NOW)
     [c] = ProposalQueries(engine).conflicts()
@@ -85,7 +73,7 @@ def test_dated_conflict_proposes_newer_supersedes_older(engine, tmp_path):
 
 def test_keep_newer_is_refused_without_an_order(engine, tmp_path):
     f = tmp_path / "r.yaml"
-    f.write_text(DATED.replace("2026-05-02T09:00:00Z", "2026-01-10T09:10:00Z"))
+    f.write_text(_dated(new_at="2026-01-10T09:10:00Z"))
     import_files(engine, [f], LEAD)
     maintain(engine, now=NOW)
     [c] = ProposalQueries(engine).conflicts()

@@ -20,7 +20,7 @@ from sqlmodel import Session, select
 from memtui.domain.statements import analyze, conflict_reason_analyzed
 from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transaction
 from memtui.review.lifecycle import record_note
-from memtui.review.resolve import RETIRED_STATES, close_conflicts_of_retired
+from memtui.review.lifecycle import RETIRED_STATES, close_conflicts_of_retired
 from memtui.store.models import Evidence, Memory, MemoryConflict
 
 CONSIDERED_STATES = ("candidate", "approved", "active", "needs_review", "challenged")

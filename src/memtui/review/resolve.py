@@ -20,9 +20,8 @@ from memtui.clock import iso, new_event_id, utcnow
 from memtui.domain.invariants import Actor, LifecycleError
 from memtui.domain.states import is_allowed
 from memtui.domain.temporal import Dated, newer, observation_order
-from memtui.review.lifecycle import (RETIRED_STATES, close_conflicts_of_retired, create_memory, load_evidence,  # noqa: F401
-                                     record_note, transition)
-from memtui.review.lifecycle import refresh_conflict_state as _refresh_conflict_state
+from memtui.review.lifecycle import (close_conflicts_of_retired, create_memory, load_evidence, record_note,
+                                     refresh_conflict_state, transition)
 from memtui.store.models import (
     CompactionProposal,
     DuplicateCluster,
@@ -259,7 +258,7 @@ class ResolveService:
             session.add(conflict)
             session.flush()
             for m in (a, b):
-                _refresh_conflict_state(session, m)
+                refresh_conflict_state(session, m)
             session.flush()
             why = f"conflict {conflict_id} resolved: {action.replace('_', ' ')}"
             for loser in losers:
@@ -451,7 +450,7 @@ class ResolveService:
                     session.add(other)
                     session.flush()
                     for mid in (other.memory_a, other.memory_b):
-                        _refresh_conflict_state(session, _memory(session, mid))
+                        refresh_conflict_state(session, _memory(session, mid))
             if d.kind == "merge":
                 canon = _memory(session, p["canonical"])
                 canon.statement, canon.confidence, canon.tags = p["statement"], p["confidence"], p["tags"]
@@ -503,7 +502,7 @@ class ResolveService:
                 for cid in [d.subject_id] + p.get("closed", []):
                     c = session.get(MemoryConflict, cid)
                     for mid in (c.memory_a, c.memory_b):
-                        _refresh_conflict_state(session, _memory(session, mid))
+                        refresh_conflict_state(session, _memory(session, mid))
             elif d.kind == "compaction":
                 proposal = session.get(CompactionProposal, d.subject_id)
                 for mid in proposal.members:

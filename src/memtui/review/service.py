@@ -23,7 +23,7 @@ from memtui.domain.states import ALL_STATES, QUEUE_STATES
 from memtui.governance.visibility import can_see, restrict
 from memtui.review.concurrency import changed_by, changed_by_now, retry_when_outraced
 from memtui.review.lifecycle import MemoryNotFound, load_evidence, transition
-from memtui.review.resolve import RETIRED_STATES, close_conflicts_of_retired
+from memtui.review.lifecycle import RETIRED_STATES, close_conflicts_of_retired
 from memtui.review.views import (
     DecisionOutcome,
     EventView,
