@@ -244,8 +244,9 @@ class ResolveService:
             if action == "keep_newer":  # the proposed resolution of dated facts: the older is superseded
                 side = newer_side(session, a.memory_id, b.memory_id)
                 if side is None:
-                    raise ResolveError(f"conflict {conflict_id}: neither memory is recorded later than the other; "
-                                       "use keep-a or keep-b")
+                    raise ResolveError(f"conflict {conflict_id}: neither memory is recorded later than the other as a "
+                                       "fact that could replace it (same type, no less confidence, the older not "
+                                       "high impact); use keep-a or keep-b")
                 action, supersede = ("keep_a" if side[0] == a.memory_id else "keep_b"), True
             decision = _decision(session, "conflict", conflict_id, action, actor, {})
             payload: dict[str, Any] = {"conflictState": {a.memory_id: a.conflict_state, b.memory_id: b.conflict_state},

@@ -150,7 +150,8 @@ class ConflictsScreen(DecisionScreenMixin, Screen):
         from memtui.screens.dialogs import ConfirmDialog
 
         if action == "keep_newer" and not c.newer:
-            self.notify("Neither memory was recorded later than the other: choose a or b.", severity="warning")
+            self.notify("No newer fact here can replace the other (same type, no less confidence, the older "
+                        "not high impact): choose a or b.", severity="warning")
             return
         effect = c.newer[2] if action == "keep_newer" else effect_of(action, c.a.memory_id, c.b.memory_id)
 
