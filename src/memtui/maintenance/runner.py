@@ -56,18 +56,23 @@ def _select_repositories(engine: Engine, repo: str | None) -> list[tuple[str, st
 
 def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run: bool = False,
              only: list[str] | None = None, progress: Callable[[str], None] | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> list[JobResult]:
+             on_progress: Callable[[int, int], None] | None = None,
+             cancelled: Callable[[], bool] | None = None) -> list[JobResult]:
     """Run ``only`` (default all of :data:`JOBS`) at instant ``now``; returns one JobResult per job and repository.
 
     ``progress(message)`` reports each step; ``on_progress(done, total)`` the fraction of evidence
-    revalidated (for a progress bar). Raises MaintenanceError for an unknown repository.
+    revalidated (for a progress bar). ``cancelled()`` is asked before each job and repository: once
+    it answers True no further job starts (a job under way finishes, its transaction is whole) and the
+    results so far are returned; :func:`jobs_not_run` says which were left. Raises MaintenanceError
+    for an unknown repository.
     """
     say = progress or (lambda _m: None)
+    stop = cancelled or (lambda: False)
     jobs = [j for j in JOBS if only is None or j in only]
     repos = _select_repositories(engine, repo)
     scope = None if repo is None else repos[0][0]
     results: list[JobResult] = []
-    if "secrets" in jobs:  # first: a memory holding a secret is blocked before anything else reads it
+    if "secrets" in jobs and not stop():  # first: a memory holding a secret is blocked before anything else reads it
         from memtui.maintenance.secrets_job import run_secret_rescan
 
         say("rescanning memory text for secrets (when the scanner changed)")
@@ -80,6 +85,8 @@ def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run:
         from memtui.sources.gitdiff import GitError
 
         for rid, path in repos:
+            if stop():
+                break
             # one broken checkout must not stop maintenance of the others: it is skipped and reported
             if not path or not Path(path).is_dir():
                 problem = (f"checkout {path or '(none)'} does not exist; register it again with "
@@ -98,24 +105,30 @@ def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run:
             skipped = JobResult(job_id="-", job_type="revalidate", repository_id=rid, dry_run=dry_run)
             skipped.summary = {"skipped": problem}
             results.append(skipped)
-    if "expire" in jobs:
+    if "expire" in jobs and not stop():
         from memtui.maintenance.expire import run_expiry
 
         say("expiring")
         results.append(run_expiry(engine, now, repository_id=scope, dry_run=dry_run))
-    if "dedupe" in jobs:
+    if "dedupe" in jobs and not stop():
         from memtui.maintenance.dedupe import detect_duplicates
 
         say("looking for near-duplicates")
         results.append(detect_duplicates(engine, now, repository_id=scope, dry_run=dry_run))
-    if "conflicts" in jobs:
+    if "conflicts" in jobs and not stop():
         from memtui.maintenance.conflicts import detect_conflicts
 
         say("looking for conflicts")
         results.append(detect_conflicts(engine, now, repository_id=scope, dry_run=dry_run))
-    if "compaction" in jobs:
+    if "compaction" in jobs and not stop():
         from memtui.maintenance.compaction import propose_compactions
 
         say("proposing compactions")
         results.append(propose_compactions(engine, now, repository_id=scope, dry_run=dry_run))
     return results
+
+
+def jobs_not_run(results: list[JobResult], only: list[str] | None = None) -> list[str]:
+    """The jobs of :data:`JOBS` (or ``only``) with no result in ``results``: what a cancelled run left."""
+    ran = {r.job_type for r in results}
+    return [j for j in JOBS if (only is None or j in only) and j not in ran]

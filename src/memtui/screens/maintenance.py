@@ -1,6 +1,9 @@
-"""Run maintenance from the TUI: a worker does the jobs, a progress bar shows how far it is."""
+"""Run maintenance from the TUI: a worker does the jobs, a progress bar shows how far it is;
+``c`` cancels after the job under way (each job is one transaction, so nothing is half-written)."""
 
 from __future__ import annotations
+
+import threading
 
 from rich.text import Text
 from textual import work
@@ -17,12 +20,14 @@ class MaintenanceScreen(ModalScreen[bool]):
     """Runs ``memtui maintain`` over every registered repository; dismisses with True when it changed something."""
 
     CSS_PATH = "maintenance.tcss"
-    BINDINGS = [Binding("escape", "close", "Close", id="maintenance.close")]
+    BINDINGS = [Binding("escape", "close", "Close", id="maintenance.close"),
+                Binding("c", "cancel", "Cancel", id="maintenance.cancel")]
 
     def __init__(self) -> None:
         super().__init__()
         self._done = False
         self._changed = False
+        self._cancel = threading.Event()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="maint-box"):
@@ -38,15 +43,16 @@ class MaintenanceScreen(ModalScreen[bool]):
     def run_maintenance(self) -> None:
         """Run every maintenance job in a thread; progress and the result are posted back to the screen."""
         from memtui.clock import utcnow
-        from memtui.maintenance.runner import MaintenanceError, maintain, result_notes
+        from memtui.maintenance.runner import MaintenanceError, jobs_not_run, maintain, result_notes
 
         call = self.app.call_from_thread
         try:
             results = maintain(self.app.engine, now=utcnow(),
                                progress=lambda msg: call(self._step, msg),
-                               on_progress=lambda done, total: call(self._progress, done, total))
+                               on_progress=lambda done, total: call(self._progress, done, total),
+                               cancelled=self._cancel.is_set)
         except (MaintenanceError, OSError) as exc:
-            call(self._finish, Text(f"Maintenance failed: {visible(str(exc))}", style="red"), False)
+            call(self._finish, Text(f"Maintenance failed: {visible(str(exc))}", style="red"), False, None)
             return
         lines = Text()
         changed = False
@@ -56,7 +62,11 @@ class MaintenanceScreen(ModalScreen[bool]):
             for note in result_notes(r):
                 lines.append(f"  {visible(note)}\n", style="yellow")
             changed = changed or r.updated > 0
-        call(self._finish, lines, changed)
+        left = jobs_not_run(results) if self._cancel.is_set() else []
+        if left:
+            lines.append(f"cancelled: {', '.join(left)} did not run (run maintenance again to do them)\n",
+                         style="bold yellow")
+        call(self._finish, lines, changed, sum(r.updated for r in results), bool(left))
 
     def _step(self, message: str) -> None:
         self.query_one("#maint-step", Static).update(Text(visible(message)))
@@ -64,16 +74,31 @@ class MaintenanceScreen(ModalScreen[bool]):
     def _progress(self, done: int, total: int) -> None:
         self.query_one("#maint-progress", ProgressBar).update(total=max(total, 1), progress=done)
 
-    def _finish(self, text: Text, changed: bool) -> None:
+    def _finish(self, text: Text, changed: bool, updated: int | None, stopped: bool = False) -> None:
+        """Show the result; ``updated`` is the number of changes, None when the run failed;
+        ``stopped``: a cancel left jobs not run."""
         self._done, self._changed = True, changed
         bar = self.query_one("#maint-progress", ProgressBar)
         bar.update(total=bar.total or 1, progress=bar.total or 1)
-        self.query_one("#maint-step", Static).update(Text("done — escape to close", style="bold green"))
+        ended = "stopped early" if stopped else "failed" if updated is None else "done"
+        self.query_one("#maint-step", Static).update(
+            Text(f"{ended} — escape to close", style="bold red" if updated is None else "bold green"))
         self.query_one("#maint-result", Static).update(text)
+        if updated is not None:
+            self.notify(f"Maintenance {ended}: {updated} change(s); what it sent to review waits in the queue"
+                        if updated else f"Maintenance {ended}: nothing changed", markup=False)
+
+    def action_cancel(self) -> None:
+        """Stop after the job under way; the jobs left are named when the run ends."""
+        if self._done:
+            return
+        self._cancel.set()
+        self.query_one("#maint-step", Static).update(Text("cancelling after the job under way…", style="yellow"))
 
     def action_close(self) -> None:
         """Close when the run is over (the worker cannot be interrupted half-way through a transaction)."""
         if not self._done:
-            self.notify("Maintenance is still running.", severity="warning")
+            self.notify("Maintenance is still running; c cancels after the job under way.", severity="warning",
+                        markup=False)
             return
         self.dismiss(self._changed)
