@@ -99,7 +99,7 @@ def test_duplicates_screen(snap_compare, tmp_path):
 def test_conflicts_screen(snap_compare, tmp_path):
     async def run_before(pilot):
         await _settled(pilot)
-        await pilot.press("c")
+        await pilot.press("C")
         await _settled(pilot)
 
     assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 36), run_before=run_before)

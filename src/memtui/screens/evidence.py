@@ -12,27 +12,27 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from memtui.review.evidence import EvidenceComparison
+from memtui.screens.base import BaseScreen
 from memtui.widgets.literal import visible
 
 ROW_STYLE = {"replace": ("on #3b1d1d", "on #1d3b22"), "delete": ("on #3b1d1d", ""), "insert": ("", "on #1d3b22")}
 MARK = {"equal": " ", "replace": "~", "delete": "-", "insert": "+"}
 
 
-class EvidenceScreen(Screen):
+class EvidenceScreen(BaseScreen):
     """Shows one piece of evidence of a memory, recorded vs HEAD."""
 
     CSS_PATH = "evidence.tcss"
+    HELP_TITLE = "Evidence keys"
+    MAIN_LIST = "#ev-body"
     BINDINGS = [
         Binding("n", "next_hunk", "Next change", id="evidence.next_hunk"),
         Binding("N", "previous_hunk", "Prev change", key_display="N", id="evidence.previous_hunk"),
         Binding("right_square_bracket", "next_evidence", "Next evidence", key_display="]", id="evidence.next"),
         Binding("left_square_bracket", "previous_evidence", "Prev evidence", key_display="[", id="evidence.previous"),
-        Binding("escape", "app.pop_screen", "Back", id="evidence.back"),
-        Binding("question_mark", "help", "Help", key_display="?", id="evidence.help"),
     ]
 
     def __init__(self, memory_id: str, index: int = 0) -> None:
@@ -56,10 +56,8 @@ class EvidenceScreen(Screen):
     @work(thread=True, exclusive=True, group="evidence")
     def load(self) -> None:
         """Read both sides from git in a thread worker, then render them."""
-        from memtui.review.evidence import compare_evidence
-
         try:
-            comparison = compare_evidence(self.app.engine, self.memory_id, self.index)
+            comparison = self.app.services.compare_evidence(self.memory_id, self.index)
         except (LookupError, IndexError) as exc:
             self.app.call_from_thread(self._error, str(exc))
             return
@@ -133,11 +131,9 @@ class EvidenceScreen(Screen):
         self.index -= 1
         self.load()
 
-    def action_help(self) -> None:
-        """Show the keys of this screen."""
-        from memtui.screens.help import HelpScreen
-
-        self.app.push_screen(HelpScreen(self.active_bindings.values(), title="Evidence keys"))
+    def current_memory_id(self) -> str | None:
+        """The memory whose evidence this is."""
+        return self.memory_id
 
 
 def _Group(*renderables):

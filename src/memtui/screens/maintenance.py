@@ -38,11 +38,11 @@ class MaintenanceScreen(ModalScreen[bool]):
     def run_maintenance(self) -> None:
         """Run every maintenance job in a thread; progress and the result are posted back to the screen."""
         from memtui.clock import utcnow
-        from memtui.maintenance.runner import MaintenanceError, maintain, result_notes
+        from memtui.maintenance.runner import MaintenanceError, result_notes
 
         call = self.app.call_from_thread
         try:
-            results = maintain(self.app.engine, now=utcnow(),
+            results = self.app.services.maintain(now=utcnow(),
                                progress=lambda msg: call(self._step, msg),
                                on_progress=lambda done, total: call(self._progress, done, total))
         except (MaintenanceError, OSError) as exc:
