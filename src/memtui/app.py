@@ -7,6 +7,7 @@ Screens only show state and send intents to services; no SQL and no git here
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -14,7 +15,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from memtui.domain.invariants import Actor
+from memtui.palette import MemoryJumpProvider
 from memtui.review.workstation import Workstation
+
+#: the light and dark themes "Switch theme" toggles between
+LIGHT_THEME, DARK_THEME = "textual-light", "textual-dark"
 
 
 class MemtuiApp(App):
@@ -23,6 +28,7 @@ class MemtuiApp(App):
 
     TITLE = "memtui"
     CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {MemoryJumpProvider}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit"),
         Binding("ctrl+p", "command_palette", "Palette", show=False, priority=True, id="app.palette"),
@@ -32,6 +38,7 @@ class MemtuiApp(App):
         super().__init__()
         self.actor = actor
         self.services = Workstation(store, actor)  # lists only what the actor may see (issue 9)
+        self._clashes_told: set[frozenset[str]] = set()
 
     @property
     def service(self):
@@ -42,6 +49,36 @@ class MemtuiApp(App):
         from memtui.screens.queue import QueueScreen
 
         self.push_screen(QueueScreen())
+        self.apply_user_keymap()
+
+    # ---- the user's keymap -----------------------------------------------------------------
+    def apply_user_keymap(self) -> None:
+        """Apply the user's keymap file (:func:`memtui.keymap.keymap_path`); what is wrong in it is
+        notified, naming the file, line and entry, and the rest still applies."""
+        from memtui.keymap import keymap_path, memtui_binding_ids, read_keymap
+
+        path = keymap_path()
+        keymap, problems = read_keymap(path, memtui_binding_ids())
+        self.set_keymap(keymap)
+        if problems:
+            shown = "\n".join(str(p) for p in problems[:6])
+            more = f"\n… and {len(problems) - 6} more" if len(problems) > 6 else ""
+            self.notify(shown + more, title=f"Keymap: {len(problems)} entr{'y' if len(problems) == 1 else 'ies'} "
+                        "not applied", severity="error", timeout=20, markup=False)
+
+    def handle_bindings_clash(self, clashed_bindings, node) -> None:
+        """A keymap entry took a key another binding had: say so once (that binding lost its key)."""
+        lost = [b for b in clashed_bindings  # Textual also counts a remapped id's own second key
+                if not (b.id in self._keymap and b.key in self._keymap[b.id].split(","))]
+        ids = frozenset(b.id or b.action for b in lost)
+        if not ids or ids in self._clashes_told:
+            return
+        self._clashes_told.add(ids)
+        from memtui.keymap import keymap_path
+
+        keys = ", ".join(sorted({b.key for b in lost}))
+        self.notify(f"{keymap_path()}: your keymap takes {keys} from {', '.join(sorted(ids))} "
+                    f"on {type(node).__name__}", title="Keymap clash", severity="warning", markup=False)
 
     # ---- one letter per screen -------------------------------------------------------------
     def action_goto(self, name: str) -> None:
@@ -52,7 +89,7 @@ class MemtuiApp(App):
             if memory_id is None:
                 self.notify("No memory in view to show the history of.", severity="warning")
                 return
-            self.open_memory(memory_id)
+            self.action_memory(memory_id)
             return
         target, queue = _screen_class(name), _screen_class("queue")
         if isinstance(self.screen, target):
@@ -62,8 +99,8 @@ class MemtuiApp(App):
         if target is not queue:
             self.push_screen(target())
 
-    def open_memory(self, memory_id: str) -> None:
-        """Show one memory: its evidence, recorded vs HEAD (the history screen, once this build has it)."""
+    def action_memory(self, memory_id: str) -> None:
+        """Open one memory: its evidence, recorded vs HEAD (the history screen, once this build has it)."""
         from memtui.screens.evidence import EvidenceScreen
 
         self.push_screen(EvidenceScreen(memory_id))
@@ -87,10 +124,52 @@ class MemtuiApp(App):
 
     # ---- the command palette ---------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """Textual's palette commands, then memtui's."""
-        yield from super().get_system_commands(screen)
+        """memtui's palette commands first (open each screen, jump to a memory, export, maintenance,
+        theme), then Textual's; typing part of a memory id also offers it (:mod:`memtui.palette`)."""
+        from memtui.screens.base import SCREEN_KEYS
+
+        titles = {"queue": "review queue", "conflicts": "conflicts", "duplicates": "duplicate clusters",
+                  "compaction": "compaction proposals", "health": "memory health"}
+        for name, title in titles.items():
+            yield SystemCommand(f"Open {title}", f"The {title} screen (key {SCREEN_KEYS[name][0]})",
+                                partial(self.action_goto, name))
+        memory_id = getattr(screen, "current_memory_id", lambda: None)()
+        if memory_id:
+            yield SystemCommand(f"History of {memory_id}", f"The memory in view (key {SCREEN_KEYS['history'][0]})",
+                                partial(self.action_memory, memory_id))
+        yield SystemCommand("Jump to memory…", "Open a memory by its id (or type part of the id here)",
+                            self.action_ask_memory)
         yield SystemCommand("Export decisions…", "Write the decision report (Markdown) to a file",
                             self.action_export_decisions)
+        yield SystemCommand("Run maintenance", "Revalidate, expire, dedupe, find conflicts and compactions, "
+                            "scan for secrets", self.action_maintain)
+        yield SystemCommand("Switch theme (light/dark)", f"Now {self.theme}", self.action_toggle_theme)
+        yield from super().get_system_commands(screen)
+
+    def action_toggle_theme(self) -> None:
+        """Switch between the light and the dark theme."""
+        self.theme = LIGHT_THEME if self.current_theme.dark else DARK_THEME
+
+    def action_ask_memory(self) -> None:
+        """Ask for a memory id, then open it (an unknown or hidden id is said so)."""
+        from memtui.screens.dialogs import EditDialog
+
+        def chosen(memory_id: str | None) -> None:
+            if memory_id:
+                self.jump_to_memory(memory_id)
+
+        self.push_screen(EditDialog("Jump to memory (id)", ""), chosen)
+
+    @work(thread=True, group="jump")
+    def jump_to_memory(self, memory_id: str) -> None:
+        """Open ``memory_id`` if the reviewer may see it, else say it is not there (thread worker)."""
+        from memtui.text import visible_line
+
+        if memory_id in self.services.memory_ids(memory_id, 1):
+            self.call_from_thread(self.action_memory, memory_id)
+        else:
+            self.call_from_thread(self.notify, visible_line(f"No memory {memory_id} (or it is outside your scopes)."),
+                                  severity="warning", markup=False)
 
     def action_export_decisions(self) -> None:
         """Ask where to write the decision report (default: a dated file in the current folder),
