@@ -37,8 +37,8 @@ def effect_of(action: str, a: str, b: str) -> str:
 def memory_pane(label: str, m: MemoryDetailView) -> Group:
     """One side of the comparison: the statement, state and scope, and each evidence with its status at HEAD."""
     parts = [Text(f"{label}  {visible(m.memory_id)}", style="bold"),
-             Text(f"{m.state} · {m.type} · conf {m.confidence:.2f} · {visible(m.scope.label)}", style="dim"),
-             Text(""), Text(visible(m.statement), style="bold"), Text("")]
+             Wrapped(Text(f"{m.state} · {m.type} · conf {m.confidence:.2f} · {visible(m.scope.label)}", style="dim")),
+             Text(""), Wrapped(Text(visible(m.statement), style="bold")), Text("")]
     valid = sum(e.status == "valid" for e in m.evidence)
     parts.append(Text(f"Evidence ({len(m.evidence)}, {valid} valid at HEAD)", style="underline"))
     for e in m.evidence:
@@ -53,7 +53,7 @@ class ConflictsScreen(ProposalScreen):
 
     HELP_TITLE = "Conflict keys"
     SUB_TITLE = "conflicts"
-    COLUMNS = [Col("severity", "severity", 8, 6), Col("A", "a", 34, 14), Col("B", "b", 34, 14),
+    COLUMNS = [Col("severity", "severity", 8, 8), Col("A", "a", 34, 14), Col("B", "b", 34, 14),
                Col("reason", "reason", 0, 16)]
     BINDINGS = [
         Binding("a", "resolve('keep_a')", "Keep A", id="conflicts.keep_a"),

@@ -29,7 +29,7 @@ class DuplicatesScreen(ProposalScreen):
 
     HELP_TITLE = "Duplicate cluster keys"
     SUB_TITLE = "duplicate clusters"
-    COLUMNS = [Col("size", "size", 4, 4), Col("best", "best", 4, 4), Col("canonical", "canonical"),
+    COLUMNS = [Col("size", "size", 4, 4), Col("best", "best", 4, 4), Col("canonical", "canonical", 0, 20),
                Col("scope", "scope", 22, 10)]
     BINDINGS = [
         Binding("m", "merge", "Merge", id="duplicates.merge"),

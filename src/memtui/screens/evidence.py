@@ -17,8 +17,18 @@ from textual.widgets import Footer, Header, Static
 from memtui.review.evidence import EvidenceComparison
 from memtui.screens.base import BaseScreen
 from memtui.widgets.literal import visible
+from memtui.widgets.wrap import CODE_BREAKS, Wrapped
 
-ROW_STYLE = {"replace": ("on #3b1d1d", "on #1d3b22"), "delete": ("on #3b1d1d", ""), "insert": ("", "on #1d3b22")}
+#: the backgrounds of changed lines (recorded side, HEAD side) in a dark and in a light theme
+_REMOVED, _ADDED = {True: "on #3b1d1d", False: "on #f6d5d5"}, {True: "on #1d3b22", False: "on #d3f0d9"}
+
+
+def row_style(tag: str, dark: bool) -> tuple[str, str]:
+    """The (recorded, HEAD) background of a diff row tagged ``tag`` (difflib's opcodes)."""
+    return {"replace": (_REMOVED[dark], _ADDED[dark]), "delete": (_REMOVED[dark], ""),
+            "insert": ("", _ADDED[dark])}.get(tag, ("", ""))
+
+
 MARK = {"equal": " ", "replace": "~", "delete": "-", "insert": "+"}
 
 
@@ -81,18 +91,19 @@ class EvidenceScreen(BaseScreen):
         table = Table(expand=True, show_edge=False, box=None, padding=(0, 1), show_header=True,
                       header_style="bold")
         table.add_column("", width=5, justify="right", style="dim")
-        table.add_column(Text("recorded  " + visible(c.recorded_label)), ratio=1, overflow="fold")
+        table.add_column(Wrapped(Text("recorded  " + visible(c.recorded_label))), ratio=1)
         table.add_column("", width=1)
         table.add_column("", width=5, justify="right", style="dim")
-        table.add_column(Text("HEAD  " + visible(c.current_label or "—")), ratio=1, overflow="fold")
+        table.add_column(Wrapped(Text("HEAD  " + visible(c.current_label or "—"))), ratio=1)
+        dark = self.app.current_theme.dark
         for row in c.rows:
-            lstyle, rstyle = ROW_STYLE.get(row.tag, ("", ""))
-            table.add_row(
+            lstyle, rstyle = row_style(row.tag, dark)
+            table.add_row(  # code breaks after punctuation or space, never inside a name
                 str(row.left.number) if row.left else "",
-                Text(visible(row.left.text), style=lstyle) if row.left else Text(""),
+                Wrapped(Text(visible(row.left.text), style=lstyle), CODE_BREAKS) if row.left else Text(""),
                 Text(MARK[row.tag], style="bold yellow"),
                 str(row.right.number) if row.right else "",
-                Text(visible(row.right.text), style=rstyle) if row.right else Text(""),
+                Wrapped(Text(visible(row.right.text), style=rstyle), CODE_BREAKS) if row.right else Text(""),
             )
         if c.note:
             note = Text("\n" + visible(c.note), style="yellow")

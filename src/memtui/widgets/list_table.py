@@ -10,14 +10,10 @@ from dataclasses import dataclass
 
 from textual.widgets import DataTable
 
-#: the terminal width the preferred column widths are written for
-DESIGN_WIDTH = 160
-
-
 @dataclass(frozen=True)
 class Col:
-    """A column: ``width`` is its width at 160 columns (0: it takes the free width), ``min_width``
-    the narrowest it gets on a small terminal."""
+    """A column: ``width`` is its preferred width (0: it takes the free width), ``min_width`` the
+    narrowest it gets when the table is too narrow for the preferred widths."""
 
     label: str
     key: str
@@ -28,17 +24,22 @@ class Col:
 def fit_widths(cols: list[Col], available: int, padding: int = 1) -> dict[str, int]:
     """Column widths (content cells, without ``padding`` on each side) that fill ``available`` cells.
 
-    Fixed columns scale with ``available / 160`` between their ``min_width`` and ``width``; the
-    flexible column (width 0; at most one) takes what is left, at least its ``min_width``.
-    Example: widths 8, 34, 0 at 80 cells with padding 1 → 6, 17, 51.
+    The flexible column (width 0; at most one) takes what the others leave. When that is less than
+    its ``min_width``, the other columns shrink towards their own ``min_width``, each by the same
+    share of its slack. Example: widths 8/min 6, 34/min 14, 34/min 14 and a flexible column of min 16
+    in 78 cells with padding 1: the three give up 22 of their 42 cells of slack → 6, 23, 23, 18.
     """
-    fixed = {c.key: max(c.min_width, min(c.width, round(c.width * available / DESIGN_WIDTH)))
-             for c in cols if c.width}
-    used = sum(fixed.values()) + 2 * padding * len(cols)
-    out = {}
-    for c in cols:
-        out[c.key] = fixed[c.key] if c.width else max(c.min_width, available - used)
-    return out
+    fixed = [c for c in cols if c.width]
+    flex_min = next((c.min_width for c in cols if not c.width), 0)
+    pad = 2 * padding * len(cols)
+    widths = {c.key: c.width for c in fixed}
+    needed = sum(widths.values()) + pad + flex_min - available
+    slack = sum(c.width - c.min_width for c in fixed)
+    if needed > 0 and slack > 0:
+        keep = max(0.0, 1 - needed / slack)
+        widths = {c.key: c.min_width + int((c.width - c.min_width) * keep) for c in fixed}
+    free = max(flex_min, available - sum(widths.values()) - pad)
+    return {c.key: widths[c.key] if c.width else free for c in cols}
 
 
 class ListTable(DataTable):

@@ -15,23 +15,26 @@ from rich.text import Text
 
 from memtui.widgets.literal import visible
 
-#: where a path may break
-PATH_BREAKS = "/"
+#: where a path may break: after these (``src/``, ``File.java:``), and before ``@`` (``@43d3d11``)
+PATH_BREAKS = "/:"
+BREAK_BEFORE = "@"
 #: where a line of code may break (after these, or after whitespace)
 CODE_BREAKS = "/.,;:()[]{}<>=+-*&|!?"
 
 
 def wrap_at(text: Text, width: int, breaks: str = PATH_BREAKS, indent: int = 0) -> list[Text]:
     """``text`` cut into lines of at most ``width`` cells, each line ending after whitespace or a
-    character of ``breaks``; continuation lines start with ``indent`` spaces. A token wider than a
+    character of ``breaks``, or before ``@``; continuation lines start with ``indent`` spaces, or as
+    many as the line itself starts with if more. A token wider than a
     whole line is folded (the only mid-token break). Newlines in ``text`` are kept."""
     width = max(1, width)
     indent = indent if indent < width // 2 else 0
     out: list[Text] = []
     for line in text.split("\n", allow_blank=True):
         plain, start, first = line.plain, 0, True
+        hang = max(indent, min(len(plain) - len(plain.lstrip(" ")), width // 2))  # under its own text
         while True:
-            room = width if first else width - indent
+            room = width if first else width - hang
             rest = plain[start:]
             if cell_len(rest) <= room:
                 break
@@ -40,17 +43,18 @@ def wrap_at(text: Text, width: int, breaks: str = PATH_BREAKS, indent: int = 0) 
                 cells += cell_len(plain[end])
                 end += 1
             cut = next((i for i in range(end, start, -1)
-                        if plain[i - 1].isspace() or plain[i - 1] in breaks), end)
+                        if plain[i - 1].isspace() or plain[i - 1] in breaks
+                        or (i < len(plain) and plain[i] in BREAK_BEFORE)), end)
             if cut == start:  # not even one character fits
                 cut = start + 1
             piece = line[start:cut]
             piece.rstrip()
-            out.append(piece if first else Text(" " * indent) + piece)
+            out.append(piece if first else Text(" " * hang) + piece)
             start, first = cut, False
             while start < len(plain) and plain[start] == " ":
                 start += 1
         tail = line[start:]
-        out.append(tail if first else Text(" " * indent) + tail)
+        out.append(tail if first else Text(" " * hang) + tail)
     for piece in out:
         piece.no_wrap, piece.end = True, "\n"
     return out
