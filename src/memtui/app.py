@@ -58,8 +58,9 @@ class MemtuiApp(App):
         from memtui.keymap import keymap_path, memtui_binding_ids, read_keymap
 
         path = keymap_path()
-        keymap, problems = read_keymap(path, memtui_binding_ids())
-        self.set_keymap(keymap)
+        keymap, problems = read_keymap(path, memtui_binding_ids)
+        if keymap:
+            self.set_keymap(keymap)
         if problems:
             shown = "\n".join(str(p) for p in problems[:6])
             more = f"\n… and {len(problems) - 6} more" if len(problems) > 6 else ""

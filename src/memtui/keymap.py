@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,8 +71,9 @@ def valid_key(key: str) -> bool:
     return True
 
 
-def read_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], list[KeymapProblem]]:
-    """The keymap in ``path`` ({binding id: "key,key"}) and what is wrong in it.
+def read_keymap(path: Path, known_ids: Callable[[], Iterable[str]]) -> tuple[dict[str, str], list[KeymapProblem]]:
+    """The keymap in ``path`` ({binding id: "key,key"}) and what is wrong in it; ``known_ids()``
+    gives the ids that exist (called only when there is a file: it imports every screen).
 
     A missing file is no keymap and no problem. Bad YAML or a file that is not a mapping gives one
     problem and no keymap; a bad entry gives a problem and is left out."""
@@ -95,7 +96,7 @@ def read_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], l
     if not isinstance(root, yaml.MappingNode):
         return {}, [KeymapProblem(path, root.start_mark.line + 1,
                                   "must be a mapping of binding id to key, e.g. 'queue.approve: y'")]
-    known = set(known_ids)
+    known = set(known_ids())
     keymap: dict[str, str] = {}
     problems: list[KeymapProblem] = []
     for key_node, value_node in root.value:
