@@ -189,7 +189,7 @@ def _keymap_file(tmp_path, monkeypatch, text: str):
 
 
 async def test_keymap_file_is_applied(store, tmp_path, monkeypatch):
-    keymap = _keymap_file(tmp_path, monkeypatch, "queue.reject: y\nnav.down: n\ngoto.health: F2\n")
+    keymap = _keymap_file(tmp_path, monkeypatch, "queue.reject: y\nnav.down: ctrl+n\ngoto.health: F2\n")
     app = MemtuiApp(store, REV)
     async with app.run_test(size=(80, 24)) as pilot:
         await _settle(app, pilot)
@@ -201,7 +201,7 @@ async def test_keymap_file_is_applied(store, tmp_path, monkeypatch):
         await _press(app, pilot, "y")
         assert ReviewService(store).detail(first).state == "invalidated"  # it was active before review
         row = table.cursor_row
-        await _press(app, pilot, "n")
+        await _press(app, pilot, "ctrl+n")
         assert table.cursor_row == row + 1
         await _press(app, pilot, "j")  # nav.down's keys were replaced
         assert table.cursor_row == row + 1
@@ -209,7 +209,7 @@ async def test_keymap_file_is_applied(store, tmp_path, monkeypatch):
         assert isinstance(app.screen, HealthScreen)
         await _press(app, pilot, "question_mark")
         rows = {binding_id: key for key, _desc, binding_id in app.screen._rows}
-        assert rows["goto.health"] == "f2" and rows["nav.down"] == "n"
+        assert rows["goto.health"] == "f2" and rows["nav.down"] == "^n"
 
 
 async def test_bad_keymap_file_is_reported_and_the_rest_applies(store, tmp_path, monkeypatch):
@@ -219,12 +219,23 @@ async def test_bad_keymap_file_is_reported_and_the_rest_applies(store, tmp_path,
         await _settle(app, pilot)
         assert isinstance(app.screen, QueueScreen) and app.screen.main_list().row_count > 0
         [note] = app._notifications
-        assert note.severity == "error" and "3 entries not applied" in note.title
+        assert note.severity == "error" and note.title == "Keymap: 3 problems (bad entries left out)"
         assert note.message.splitlines() == [
             f"{keymap}:2: 'queue.aprove': no binding has this id (? lists the ids of each screen)",
             f"{keymap}:3: 'nav.up': 'ctrl+nope' is not a key Textual knows",
             f"{keymap}:4: 'nav.top': the value must be a key, keys separated by commas, or a list of keys"]
         assert app._keymap == {"queue.approve": "y"}
+
+
+async def test_a_key_taken_from_another_binding_is_told_once(store, tmp_path, monkeypatch):
+    keymap = _keymap_file(tmp_path, monkeypatch, "queue.approve: x\n")
+    app = MemtuiApp(store, REV)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settle(app, pilot)
+        notes = [(n.title, n.message) for n in app._notifications]
+        assert notes == [("Keymap: 1 problem (bad entries left out)",
+                          f"{keymap}:1: 'queue.approve': x was 'queue.reject''s key on QueueScreen, which now has none there")]
+        assert app.screen.active_bindings["x"].binding.id == "queue.approve"
 
 
 async def test_keymap_file_that_is_not_yaml_names_its_line(store, tmp_path, monkeypatch):
@@ -250,7 +261,7 @@ def test_every_binding_has_an_id():
                 missing += [f"{klass.__name__}: {b.key}" for b in klass.__dict__.get("BINDINGS", [])
                             if isinstance(b, Binding) and not b.id]
     assert missing == []
-    assert {"nav.down", "goto.queue", "queue.approve", "compaction.reject"} <= km.memtui_binding_ids()
+    assert {"nav.down", "goto.queue", "queue.approve", "compaction.reject"} <= km.binding_ids(km.memtui_classes())
 
 
 def _all_screens():

@@ -1,7 +1,8 @@
-"""The memtui Textual app: holds the review service and the acting reviewer, opens the queue.
+"""The memtui Textual app: holds the services (:class:`memtui.review.workstation.Workstation`) and the
+acting reviewer, applies the user's keymap, opens the queue, and carries the palette's commands.
 
-Screens only show state and send intents to services; no SQL and no git here
-(DESIGN.md, "Layers"). Heavy libraries (scikit-learn, gitpython) are not imported here.
+Screens only show state and send intents to services through ``app.services``; no SQL, no git
+and no engine here (DESIGN.md, "Layers"). Heavy libraries (scikit-learn, gitpython) are not imported here.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ class MemtuiApp(App):
         super().__init__()
         self.actor = actor
         self.services = Workstation(store, actor)  # lists only what the actor may see (issue 9)
-        self._clashes_told: set[frozenset[str]] = set()
 
     @property
     def service(self):
@@ -55,31 +55,17 @@ class MemtuiApp(App):
     def apply_user_keymap(self) -> None:
         """Apply the user's keymap file (:func:`memtui.keymap.keymap_path`); what is wrong in it is
         notified, naming the file, line and entry, and the rest still applies."""
-        from memtui.keymap import keymap_path, memtui_binding_ids, read_keymap
+        from memtui.keymap import keymap_path, memtui_classes, read_keymap
 
         path = keymap_path()
-        keymap, problems = read_keymap(path, memtui_binding_ids)
+        keymap, problems = read_keymap(path, memtui_classes)
         if keymap:
             self.set_keymap(keymap)
         if problems:
             shown = "\n".join(str(p) for p in problems[:6])
             more = f"\n… and {len(problems) - 6} more" if len(problems) > 6 else ""
-            self.notify(shown + more, title=f"Keymap: {len(problems)} entr{'y' if len(problems) == 1 else 'ies'} "
-                        "not applied", severity="error", timeout=20, markup=False)
-
-    def handle_bindings_clash(self, clashed_bindings, node) -> None:
-        """A keymap entry took a key another binding had: say so once (that binding lost its key)."""
-        lost = [b for b in clashed_bindings  # Textual also counts a remapped id's own second key
-                if not (b.id in self._keymap and b.key in self._keymap[b.id].split(","))]
-        ids = frozenset(b.id or b.action for b in lost)
-        if not ids or ids in self._clashes_told:
-            return
-        self._clashes_told.add(ids)
-        from memtui.keymap import keymap_path
-
-        keys = ", ".join(sorted({b.key for b in lost}))
-        self.notify(f"{keymap_path()}: your keymap takes {keys} from {', '.join(sorted(ids))} "
-                    f"on {type(node).__name__}", title="Keymap clash", severity="warning", markup=False)
+            self.notify(shown + more, title=f"Keymap: {len(problems)} problem{'' if len(problems) == 1 else 's'} (bad entries left out)",
+                        severity="error", timeout=20, markup=False)
 
     # ---- one letter per screen -------------------------------------------------------------
     def action_goto(self, name: str) -> None:

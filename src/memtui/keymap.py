@@ -71,12 +71,15 @@ def valid_key(key: str) -> bool:
     return True
 
 
-def read_keymap(path: Path, known_ids: Callable[[], Iterable[str]]) -> tuple[dict[str, str], list[KeymapProblem]]:
-    """The keymap in ``path`` ({binding id: "key,key"}) and what is wrong in it; ``known_ids()``
-    gives the ids that exist (called only when there is a file: it imports every screen).
+def read_keymap(path: Path, classes: Callable[[], Iterable[type]]) -> tuple[dict[str, str], list[KeymapProblem]]:
+    """The keymap in ``path`` ({binding id: "key,key"}) and what is wrong in it; ``classes()`` gives
+    the app and screen classes whose bindings exist (called only when there is a file: it imports
+    every screen).
 
     A missing file is no keymap and no problem. Bad YAML or a file that is not a mapping gives one
-    problem and no keymap; a bad entry gives a problem and is left out."""
+    problem and no keymap; a bad entry gives a problem and is left out. An entry that takes a key
+    another binding of the same screen keeps is applied, and told as a problem too (that binding
+    loses the key)."""
     import yaml
 
     try:
@@ -96,8 +99,10 @@ def read_keymap(path: Path, known_ids: Callable[[], Iterable[str]]) -> tuple[dic
     if not isinstance(root, yaml.MappingNode):
         return {}, [KeymapProblem(path, root.start_mark.line + 1,
                                   "must be a mapping of binding id to key, e.g. 'queue.approve: y'")]
-    known = set(known_ids())
+    screens = list(classes())
+    known = binding_ids(screens)
     keymap: dict[str, str] = {}
+    lines: dict[str, int] = {}
     problems: list[KeymapProblem] = []
     for key_node, value_node in root.value:
         line = key_node.start_mark.line + 1
@@ -121,7 +126,47 @@ def read_keymap(path: Path, known_ids: Callable[[], Iterable[str]]) -> tuple[dic
                                                       "is not a key Textual knows"))
             continue
         keymap[binding_id] = ",".join(keys)
+        lines[binding_id] = line
+    for binding_id, key, loser, screen in clashes(keymap, screens):
+        problems.append(KeymapProblem(path, lines[binding_id], f"{binding_id!r}: {key} was {loser!r}'s key on "
+                                                               f"{screen}, which now has none there"))
     return keymap, problems
+
+
+def _bindings_by_key(cls: type) -> dict[str, object]:
+    """Key → binding of ``cls`` as Textual merges them (a subclass's binding of a key wins)."""
+    from textual.binding import Binding
+
+    out: dict[str, object] = {}
+    for klass in reversed(cls.__mro__):
+        for b in klass.__dict__.get("BINDINGS", []):
+            if isinstance(b, Binding):
+                for key in b.key.split(","):
+                    out[_normalize(key.strip())] = b
+    return out
+
+
+def _normalize(key: str) -> str:
+    from textual.keys import _character_to_key
+
+    return _character_to_key(key) if len(key) == 1 else key
+
+
+def clashes(keymap: dict[str, str], classes: Iterable[type]) -> list[tuple[str, str, str, str]]:
+    """(id, key, id of the binding that loses the key, screen) for each keymap entry that takes a key
+    another binding of the same class keeps (one not remapped itself)."""
+    found = []
+    for cls in classes:
+        by_key = _bindings_by_key(cls)
+        ids = {b.id for b in by_key.values()}
+        for binding_id, keys in keymap.items():
+            if binding_id not in ids:
+                continue
+            for key in keys.split(","):
+                other = by_key.get(_normalize(key))
+                if other is not None and other.id != binding_id and other.id not in keymap:
+                    found.append((binding_id, key, other.id or other.action, cls.__name__))
+    return found
 
 
 def binding_ids(classes: Iterable[type]) -> set[str]:
@@ -137,8 +182,8 @@ def binding_ids(classes: Iterable[type]) -> set[str]:
     return ids
 
 
-def memtui_binding_ids() -> set[str]:
-    """The ids of every binding of the app and of every screen in :mod:`memtui.screens`."""
+def memtui_classes() -> list[type]:
+    """The app and every screen class in :mod:`memtui.screens` (their bindings are the ones a keymap can remap)."""
     import importlib
     import pkgutil
 
@@ -150,5 +195,6 @@ def memtui_binding_ids() -> set[str]:
     classes: list[type] = [MemtuiApp]
     for info in pkgutil.iter_modules(memtui.screens.__path__):
         module = importlib.import_module(f"memtui.screens.{info.name}")
-        classes += [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Screen)]
-    return binding_ids(classes)
+        classes += [v for v in vars(module).values()
+                    if isinstance(v, type) and issubclass(v, Screen) and v.__module__ == module.__name__]
+    return classes
