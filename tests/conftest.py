@@ -32,6 +32,12 @@ def _fixed_clock(monkeypatch):
     monkeypatch.delenv("MEMTUI_ROLE", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_user_keymap(monkeypatch, tmp_path):
+    """The developer's own ~/.config/memtui/keymap.yaml never reaches a test."""
+    monkeypatch.setenv("MEMTUI_KEYMAP", str(tmp_path / "no-keymap.yaml"))
+
+
 @pytest.fixture(scope="session")
 def pg_database_url():
     """URL of a fresh PostgreSQL database for this test session (dropped at the end)."""
@@ -97,3 +103,33 @@ def reviewer() -> Actor:
 def lead() -> Actor:
     """A human lead (may approve high-impact memory)."""
     return Actor(type="human", id="lead-1", role="lead")
+
+
+@pytest.fixture(scope="session")
+def demo_db_file(tmp_path_factory) -> Path:
+    """The demo store (``memtui demo``'s data and repositories) after one maintenance run at
+    FIXED_NOW, built once a session. Tests copy it (:func:`demo_copy`), never open it."""
+    from datetime import UTC, datetime
+
+    from memtui.maintenance.runner import maintain
+    from memtui.sample import set_up_demo
+
+    base = tmp_path_factory.mktemp("demo")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMTUI_NOW", FIXED_NOW)
+        eng = open_store(str(base / "demo.db"))
+        set_up_demo(eng, base / "work", Actor("human", "loader", "lead"))
+        maintain(eng, now=datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+        eng.dispose()
+    return base / "demo.db"
+
+
+@pytest.fixture
+def demo_copy(demo_db_file, tmp_path):
+    """An engine on a private copy of the demo store (see :func:`demo_db_file`)."""
+    import shutil
+
+    shutil.copy(demo_db_file, tmp_path / "demo.db")
+    eng = open_store(str(tmp_path / "demo.db"))
+    yield eng
+    eng.dispose()

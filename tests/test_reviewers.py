@@ -355,7 +355,7 @@ async def test_queue_shows_only_memory_inside_the_scopes(governed_sqlite, name, 
         await pilot.pause()
         table = app_.screen.query_one("#queue", DataTable)
         assert [rk.value for rk in table.rows] == expected
-        app_.action_health()
+        app_.action_goto("health")
         await pilot.pause()
         await app_.workers.wait_for_complete()
         await pilot.pause()

@@ -1,21 +1,21 @@
-"""Snapshot tests of the screens (fixed terminal size, fixed clock, fixed data)."""
+"""Snapshot tests of every screen at 80×24 and 160×48 (fixed clock, the demo store built once a
+session), plus the markup-injection fixture and the light theme. Update only screens you changed
+(``--snapshot-update``) and look at each SVG you accept."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from memtui.app import MemtuiApp
+import pytest
+
+from memtui.app import LIGHT_THEME, MemtuiApp
 from memtui.domain.invariants import Actor
 from memtui.importers.native import import_files
 from memtui.store.engine import open_store
 
 DATA = Path(__file__).parent / "data"
-
-
-def _app(tmp_path, *files):
-    engine = open_store(str(tmp_path / "snap.db"))
-    import_files(engine, [DATA / f for f in files], Actor("human", "loader"))
-    return MemtuiApp(engine, Actor("human", "reviewer-7"))
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 48), id="160x48")]
+REVIEWER = Actor("human", "reviewer-7")
 
 
 async def _settled(pilot):
@@ -24,91 +24,54 @@ async def _settled(pilot):
     await pilot.pause()
 
 
-def test_queue_screen(snap_compare, tmp_path):
+def _keys(*keys, before=None):
+    """A run_before that lets the app settle, then presses ``keys`` one by one, settling after each."""
     async def run_before(pilot):
         await _settled(pilot)
-        await pilot.press("j")
-        await _settled(pilot)
+        if before:
+            await before(pilot)
+            await _settled(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await _settled(pilot)
 
-    assert snap_compare(_app(tmp_path, "queue.yaml"), terminal_size=(150, 32), run_before=run_before)
+    return run_before
+
+
+async def _to_evidence_memory(pilot):
+    table = pilot.app.screen.query_one("#queue")
+    table.move_cursor(row=[rk.value for rk in table.rows].index("mem_rule_registry_convention"))
+
+
+SCREENS = {
+    "queue": _keys("j"),
+    "help": _keys("question_mark"),
+    "evidence": _keys("e", "right_square_bracket", before=_to_evidence_memory),
+    "health": _keys("h"),
+    "duplicates": _keys("d"),
+    "conflicts": _keys("C"),
+    "compaction": _keys("p"),
+    "confirm": _keys("p", "x"),  # rejecting a compaction proposal asks first
+    "palette": _keys("colon"),
+}
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_screen(snap_compare, demo_copy, screen, size):
+    assert snap_compare(MemtuiApp(demo_copy, REVIEWER), terminal_size=size, run_before=SCREENS[screen])
+
+
+@pytest.mark.parametrize("screen", ["queue", "evidence", "conflicts"])
+def test_light_theme(snap_compare, demo_copy, screen):
+    async def run_before(pilot):
+        pilot.app.theme = LIGHT_THEME
+        await SCREENS[screen](pilot)
+
+    assert snap_compare(MemtuiApp(demo_copy, REVIEWER), terminal_size=(160, 48), run_before=run_before)
 
 
 def test_queue_screen_with_markup_injection(snap_compare, tmp_path):
-    async def run_before(pilot):
-        await _settled(pilot)
-
-    assert snap_compare(_app(tmp_path, "markup.json"), terminal_size=(150, 32), run_before=run_before)
-
-
-def test_help_screen(snap_compare, tmp_path):
-    async def run_before(pilot):
-        await _settled(pilot)
-        await pilot.press("question_mark")
-        await pilot.pause()
-
-    assert snap_compare(_app(tmp_path, "queue.yaml"), terminal_size=(100, 40), run_before=run_before)
-
-
-def _demo_app(tmp_path):
-    from datetime import UTC, datetime
-
-    from memtui.maintenance.runner import maintain
-    from memtui.sample import set_up_demo
-
-    engine = open_store(str(tmp_path / "demo.db"))
-    set_up_demo(engine, tmp_path / "work", Actor("human", "loader", "lead"))
-    maintain(engine, now=datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
-    return MemtuiApp(engine, Actor("human", "reviewer-7"))
-
-
-def test_evidence_screen(snap_compare, tmp_path):
-    async def run_before(pilot):
-        await _settled(pilot)
-        from textual.widgets import DataTable
-
-        table = pilot.app.screen.query_one("#queue", DataTable)
-        ids = [rk.value for rk in table.rows]
-        table.move_cursor(row=ids.index("mem_rule_registry_convention"))
-        await _settled(pilot)
-        await pilot.press("e")
-        await _settled(pilot)
-        await pilot.press("right_square_bracket")
-        await _settled(pilot)
-
-    assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 32), run_before=run_before)
-
-
-def test_health_screen(snap_compare, tmp_path):
-    async def run_before(pilot):
-        await _settled(pilot)
-        await pilot.press("h")
-        await _settled(pilot)
-
-    assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 36), run_before=run_before)
-
-
-def test_duplicates_screen(snap_compare, tmp_path):
-    async def run_before(pilot):
-        await _settled(pilot)
-        await pilot.press("d")
-        await _settled(pilot)
-
-    assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 36), run_before=run_before)
-
-
-def test_conflicts_screen(snap_compare, tmp_path):
-    async def run_before(pilot):
-        await _settled(pilot)
-        await pilot.press("c")
-        await _settled(pilot)
-
-    assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 36), run_before=run_before)
-
-
-def test_compaction_screen(snap_compare, tmp_path):
-    async def run_before(pilot):
-        await _settled(pilot)
-        await pilot.press("p")
-        await _settled(pilot)
-
-    assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 36), run_before=run_before)
+    engine = open_store(str(tmp_path / "snap.db"))
+    import_files(engine, [DATA / "markup.json"], Actor("human", "loader"))
+    assert snap_compare(MemtuiApp(engine, REVIEWER), terminal_size=(150, 32), run_before=_keys())

@@ -122,7 +122,7 @@ async def test_help_is_built_from_the_bindings(queue_engine):
         from memtui.screens.help import HelpScreen
 
         assert isinstance(app.screen, HelpScreen)
-        keys = dict(app.screen._rows)
+        keys = {key: desc for key, desc, _id in app.screen._rows}
         for key, desc in {"a": "Approve", "x": "Reject", "r": "Needs review", "u": "Undo", "q": "Quit"}.items():
             assert keys[key] == desc
         await pilot.press("escape")

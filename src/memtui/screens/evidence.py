@@ -12,27 +12,37 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from memtui.review.evidence import EvidenceComparison
+from memtui.screens.base import BaseScreen
 from memtui.widgets.literal import visible
+from memtui.widgets.wrap import CODE_BREAKS, Wrapped
 
-ROW_STYLE = {"replace": ("on #3b1d1d", "on #1d3b22"), "delete": ("on #3b1d1d", ""), "insert": ("", "on #1d3b22")}
+#: the backgrounds of changed lines (recorded side, HEAD side) in a dark and in a light theme
+_REMOVED, _ADDED = {True: "on #3b1d1d", False: "on #f6d5d5"}, {True: "on #1d3b22", False: "on #d3f0d9"}
+
+
+def row_style(tag: str, dark: bool) -> tuple[str, str]:
+    """The (recorded, HEAD) background of a diff row tagged ``tag`` (difflib's opcodes)."""
+    return {"replace": (_REMOVED[dark], _ADDED[dark]), "delete": (_REMOVED[dark], ""),
+            "insert": ("", _ADDED[dark])}.get(tag, ("", ""))
+
+
 MARK = {"equal": " ", "replace": "~", "delete": "-", "insert": "+"}
 
 
-class EvidenceScreen(Screen):
+class EvidenceScreen(BaseScreen):
     """Shows one piece of evidence of a memory, recorded vs HEAD."""
 
     CSS_PATH = "evidence.tcss"
+    HELP_TITLE = "Evidence keys"
+    MAIN_LIST = "#ev-body"
     BINDINGS = [
         Binding("n", "next_hunk", "Next change", id="evidence.next_hunk"),
         Binding("N", "previous_hunk", "Prev change", key_display="N", id="evidence.previous_hunk"),
         Binding("right_square_bracket", "next_evidence", "Next evidence", key_display="]", id="evidence.next"),
         Binding("left_square_bracket", "previous_evidence", "Prev evidence", key_display="[", id="evidence.previous"),
-        Binding("escape", "app.pop_screen", "Back", id="evidence.back"),
-        Binding("question_mark", "help", "Help", key_display="?", id="evidence.help"),
     ]
 
     def __init__(self, memory_id: str, index: int = 0) -> None:
@@ -56,10 +66,8 @@ class EvidenceScreen(Screen):
     @work(thread=True, exclusive=True, group="evidence")
     def load(self) -> None:
         """Read both sides from git in a thread worker, then render them."""
-        from memtui.review.evidence import compare_evidence
-
         try:
-            comparison = compare_evidence(self.app.engine, self.memory_id, self.index)
+            comparison = self.app.services.compare_evidence(self.memory_id, self.index)
         except (LookupError, IndexError) as exc:
             self.app.call_from_thread(self._error, str(exc))
             return
@@ -83,18 +91,19 @@ class EvidenceScreen(Screen):
         table = Table(expand=True, show_edge=False, box=None, padding=(0, 1), show_header=True,
                       header_style="bold")
         table.add_column("", width=5, justify="right", style="dim")
-        table.add_column(Text("recorded  " + visible(c.recorded_label)), ratio=1, overflow="fold")
+        table.add_column(Wrapped(Text("recorded  " + visible(c.recorded_label))), ratio=1)
         table.add_column("", width=1)
         table.add_column("", width=5, justify="right", style="dim")
-        table.add_column(Text("HEAD  " + visible(c.current_label or "—")), ratio=1, overflow="fold")
+        table.add_column(Wrapped(Text("HEAD  " + visible(c.current_label or "—"))), ratio=1)
+        dark = self.app.current_theme.dark
         for row in c.rows:
-            lstyle, rstyle = ROW_STYLE.get(row.tag, ("", ""))
-            table.add_row(
+            lstyle, rstyle = row_style(row.tag, dark)
+            table.add_row(  # code breaks after punctuation or space, never inside a name
                 str(row.left.number) if row.left else "",
-                Text(visible(row.left.text), style=lstyle) if row.left else Text(""),
+                Wrapped(Text(visible(row.left.text), style=lstyle), CODE_BREAKS) if row.left else Text(""),
                 Text(MARK[row.tag], style="bold yellow"),
                 str(row.right.number) if row.right else "",
-                Text(visible(row.right.text), style=rstyle) if row.right else Text(""),
+                Wrapped(Text(visible(row.right.text), style=rstyle), CODE_BREAKS) if row.right else Text(""),
             )
         if c.note:
             note = Text("\n" + visible(c.note), style="yellow")
@@ -133,11 +142,9 @@ class EvidenceScreen(Screen):
         self.index -= 1
         self.load()
 
-    def action_help(self) -> None:
-        """Show the keys of this screen."""
-        from memtui.screens.help import HelpScreen
-
-        self.app.push_screen(HelpScreen(self.active_bindings.values(), title="Evidence keys"))
+    def current_memory_id(self) -> str | None:
+        """The memory whose evidence this is."""
+        return self.memory_id
 
 
 def _Group(*renderables):

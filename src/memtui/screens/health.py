@@ -7,10 +7,10 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Sparkline, Static
 
 from memtui.domain.states import ALL_STATES
+from memtui.screens.base import BaseScreen
 from memtui.widgets.literal import visible
 
 SHORT = {"candidate": "cand", "approved": "appr", "active": "active", "needs_review": "review",
@@ -18,14 +18,14 @@ SHORT = {"candidate": "cand", "approved": "appr", "active": "active", "needs_rev
          "expired": "exp", "deprecated": "depr", "archived": "arch", "blocked": "block"}
 
 
-class HealthScreen(Screen):
+class HealthScreen(BaseScreen):
     """Per-repository state counts, the action-required list and a growth sparkline (lead's view)."""
 
     CSS_PATH = "health.tcss"
+    HELP_TITLE = "Health keys"
+    MAIN_LIST = "#health-body"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="health.back"),
         Binding("m", "app.maintain", "Run maintenance", id="health.maintain"),
-        Binding("question_mark", "help", "Help", key_display="?", id="health.help"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -95,9 +95,3 @@ class HealthScreen(Screen):
             first, last = growth[0], growth[-1]
             self.query_one("#growth-label", Static).update(Text(
                 f"{first[0]:%Y-%m-%d}: {first[1]}   →   {last[0]:%Y-%m-%d}: {last[1]}", style="dim"))
-
-    def action_help(self) -> None:
-        """Show the keys of this screen."""
-        from memtui.screens.help import HelpScreen
-
-        self.app.push_screen(HelpScreen(self.active_bindings.values(), title="Health keys"))

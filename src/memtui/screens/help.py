@@ -14,50 +14,40 @@ from textual.widgets import Static
 
 
 class HelpScreen(ModalScreen[None]):
-    """Lists key, action description and binding id for each active binding; any of escape, ? or q closes it."""
+    """Lists key, description and binding id of each active binding, in the screen's order; escape, ? or q closes it."""
 
     CSS_PATH = "help.tcss"
     BINDINGS = [
         Binding("escape", "dismiss", "Close", id="help.close"),
-        Binding("question_mark", "dismiss", "Close", show=False, key_display="?"),
-        Binding("q", "dismiss", "Close", show=False),
+        Binding("question_mark", "dismiss", "Close", show=False, key_display="?", id="help.close_help"),
+        Binding("q", "dismiss", "Close", show=False, id="help.close_q"),
     ]
 
     def __init__(self, active_bindings: Iterable, title: str = "Keys") -> None:
         super().__init__()
-        self._rows: list[tuple[str, str]] = []
-        seen: set[tuple[str, str]] = set()
-        # the keys the screen itself defines first, then the focused widget's, then inherited ones
-        def rank(ab) -> int:
-            from textual.app import App
-            from textual.screen import Screen
-
-            own = type(ab.node).__dict__.get("BINDINGS", []) if isinstance(ab.node, Screen) else []
-            if any(b is ab.binding or (isinstance(b, Binding) and b.key == ab.binding.key
-                                       and b.action == ab.binding.action) for b in own):
-                return 0
-            return 2 if isinstance(ab.node, (App, Screen)) else 1
-
-        for ab in sorted(active_bindings, key=rank):
+        rows: dict[tuple[str, str], list[str]] = {}  # (description, id) -> keys; "j,down" is one row
+        for ab in active_bindings:  # in the screen's order: its own keys first (BaseScreen.active_bindings)
             binding: Binding = ab.binding
-            key = binding.key_display or ab.node.app.get_key_display(binding)
-            desc = binding.description or binding.action
-            if (key, desc) in seen:
+            if binding.system:
                 continue
-            seen.add((key, desc))
-            self._rows.append((key, desc))
+            key = binding.key_display or ab.node.app.get_key_display(binding)
+            keys = rows.setdefault((binding.description or binding.action, binding.id or ""), [])
+            if key not in keys:
+                keys.append(key)
+        self._rows = [(" ".join(keys), desc, binding_id) for (desc, binding_id), keys in rows.items()]
         self._title = title
 
     def compose(self) -> ComposeResult:
-        table = Table(box=None, show_header=False, padding=(0, 2))
-        table.add_column(style="bold cyan", justify="right")
-        table.add_column()
-        for key, desc in self._rows:
-            table.add_row(Text(key), Text(desc))
+        table = Table(box=None, show_header=True, header_style="dim", padding=(0, 1))
+        table.add_column("key", style="bold cyan", justify="right")
+        table.add_column("does")
+        table.add_column("id (keymap.yaml)", style="dim")
+        for key, desc, binding_id in self._rows:
+            table.add_row(Text(key), Text(desc), Text(binding_id))
         with VerticalScroll(id="help-box"):
             yield Static(Text(self._title, style="bold"), id="help-title")
             yield Static(table)
-            yield Static(Text("escape closes this help", style="dim"))
+            yield Static(Text("escape closes this help · ~/.config/memtui/keymap.yaml remaps any id", style="dim"))
 
     def action_dismiss(self, result=None) -> None:  # type: ignore[override]
         """Close the help."""

@@ -43,11 +43,11 @@ class MaintenanceScreen(ModalScreen[bool]):
     def run_maintenance(self) -> None:
         """Run every maintenance job in a thread; progress and the result are posted back to the screen."""
         from memtui.clock import utcnow
-        from memtui.maintenance.runner import MaintenanceError, jobs_not_run, maintain, result_notes
+        from memtui.maintenance.runner import MaintenanceError, jobs_not_run, result_notes
 
         call = self.app.call_from_thread
         try:
-            results = maintain(self.app.engine, now=utcnow(),
+            results = self.app.services.maintain(now=utcnow(),
                                progress=lambda msg: call(self._step, msg),
                                on_progress=lambda done, total: call(self._progress, done, total),
                                cancelled=self._cancel.is_set)

@@ -15,12 +15,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from memtui.clock import utcnow
 from memtui.domain.decisions import Decision
 from memtui.review.views import DecisionOutcome, QueueItemView
+from memtui.screens.base import BaseScreen
 from memtui.widgets.literal import one_line, visible
 from memtui.widgets.memory_detail import MemoryDetail
 
@@ -49,28 +49,21 @@ class _Decided:
     outcome: DecisionOutcome
 
 
-class QueueScreen(Screen):
+class QueueScreen(BaseScreen):
     """Review queue with a detail pane (statement, scope, evidence) beside it."""
 
     CSS_PATH = "queue.tcss"
+    HELP_TITLE = "Review queue keys"
     #: below 110 columns the detail pane goes under the queue instead of beside it
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False, id="queue.down"),
-        Binding("k", "cursor_up", "Up", show=False, id="queue.up"),
         Binding("a", "decide('approve')", "Approve", id="queue.approve"),
         Binding("x", "decide('reject')", "Reject", id="queue.reject"),
         Binding("r", "decide('needs-review')", "Needs review", id="queue.needs_review"),
         Binding("u", "undo", "Undo", id="queue.undo"),
         Binding("e", "evidence", "Evidence", id="queue.evidence"),
         Binding("E", "accept_edit", "Accept edit", show=False, id="queue.accept_edit"),
-        Binding("d", "app.duplicates", "Duplicates", id="queue.duplicates"),
-        Binding("c", "app.conflicts", "Conflicts", id="queue.conflicts"),
-        Binding("p", "app.compaction", "Compaction", id="queue.compaction"),
-        Binding("h", "app.health", "Health", id="queue.health"),
         Binding("m", "app.maintain", "Maintain", id="queue.maintain"),
-        Binding("question_mark", "help", "Help", key_display="?", id="queue.help"),
-        Binding("q", "app.quit", "Quit", id="queue.quit"),
     ]
 
     def __init__(self) -> None:
@@ -226,13 +219,13 @@ class QueueScreen(Screen):
             return None
         return self._order[table.cursor_row]
 
-    def action_cursor_down(self) -> None:
-        """Move to the next row (``j``)."""
-        self.query_one("#queue", DataTable).action_cursor_down()
+    def current_memory_id(self) -> str | None:
+        """The highlighted memory (for the history key and the palette)."""
+        return self._current_id()
 
-    def action_cursor_up(self) -> None:
-        """Move to the previous row (``k``)."""
-        self.query_one("#queue", DataTable).action_cursor_up()
+    def unresolved(self, row: int) -> bool:
+        """Not decided in this session (``]``/``[`` skip decided rows)."""
+        return row < len(self._order) and self._order[row] not in self._decided
 
     def action_decide(self, decision: str) -> None:
         """Decide on the highlighted memory; on success move to the next undecided row.
@@ -386,10 +379,3 @@ class QueueScreen(Screen):
         from memtui.screens.evidence import EvidenceScreen
 
         self.app.push_screen(EvidenceScreen(memory_id))
-
-    # ---- help ---------------------------------------------------------------------------
-    def action_help(self) -> None:
-        """Show every key of this screen (built from the bindings, never by hand)."""
-        from memtui.screens.help import HelpScreen
-
-        self.app.push_screen(HelpScreen(self.active_bindings.values(), title="Review queue keys"))

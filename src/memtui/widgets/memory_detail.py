@@ -11,6 +11,7 @@ from textual.widgets import Static
 from memtui.clock import iso
 from memtui.review.views import EvidenceView, MemoryDetailView
 from memtui.widgets.literal import literal, visible
+from memtui.widgets.wrap import Wrapped
 
 STATUS_STYLE = {
     "valid": "green", "unchecked": "dim", "changed": "yellow", "deleted": "red", "unverifiable": "magenta",
@@ -127,4 +128,4 @@ class MemoryDetail(Static):
             self.lines = [Text("Nothing selected. The review queue is empty.", style="dim")]
         else:
             self.lines = render_detail(detail)
-        self.update(Group(*self.lines))
+        self.update(Group(*(Wrapped(line) for line in self.lines)))  # paths break at "/", not mid-name

@@ -1,0 +1,77 @@
+"""The services one reviewer's TUI session uses, over one store (issue 11, item 10).
+
+The app holds one :class:`Workstation`; screens reach every service through it
+(``self.app.services``) and never see the engine (DESIGN.md, "Layers"). Services are built on
+first use, so opening the app imports only the review service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from memtui.domain.invariants import Actor
+from memtui.governance.visibility import restrict
+from memtui.review.service import ReviewService
+from memtui.store.models import Memory
+
+
+class Workstation:
+    """Review, proposals, resolutions, evidence, maintenance and reports for ``actor`` over ``engine``.
+
+    Reads show only what ``actor`` may see (issue 9); decisions are recorded as ``actor``.
+    """
+
+    def __init__(self, engine: Engine, actor: Actor) -> None:
+        self._engine = engine
+        self.actor = actor
+        self.review = ReviewService(engine, actor)
+
+    @cached_property
+    def proposals(self):
+        """Duplicate clusters, conflicts and compaction proposals (:class:`memtui.review.proposals.ProposalQueries`)."""
+        from memtui.review.proposals import ProposalQueries
+
+        return ProposalQueries(self._engine, self.actor)
+
+    @cached_property
+    def resolve(self):
+        """Merges, conflict resolutions, compaction decisions and their undo (:class:`memtui.review.resolve.ResolveService`)."""
+        from memtui.review.resolve import ResolveService
+
+        return ResolveService(self._engine)
+
+    def compare_evidence(self, memory_id: str, index: int):
+        """The ``index``-th evidence of ``memory_id``, recorded vs HEAD (:func:`memtui.review.evidence.compare_evidence`)."""
+        from memtui.review.evidence import compare_evidence
+
+        return compare_evidence(self._engine, memory_id, index)
+
+    def maintain(self, *, now: datetime, progress: Callable[[str], None] | None = None,
+                 on_progress: Callable[[int, int], None] | None = None,
+                 cancelled: Callable[[], bool] | None = None) -> list:
+        """Every maintenance job over every registered repository (:func:`memtui.maintenance.runner.maintain`;
+        ``cancelled()`` asked before each job)."""
+        from memtui.maintenance.runner import maintain
+
+        return maintain(self._engine, now=now, progress=progress, on_progress=on_progress, cancelled=cancelled)
+
+    def write_decision_report(self, path: Path | str, fmt: str = "md") -> int:
+        """Write the decision report to ``path`` (:func:`memtui.reports.decisions.write_decision_report`);
+        returns how many decisions it holds. Raises OSError."""
+        from memtui.reports.decisions import write_decision_report
+
+        return write_decision_report(self._engine, path, fmt)
+
+    def memory_ids(self, prefix: str, limit: int = 20) -> list[str]:
+        """Up to ``limit`` ids of memories ``actor`` may see that start with ``prefix``, in id order
+        (for "jump to memory" in the command palette)."""
+        with Session(self._engine) as session:
+            q = restrict(select(Memory.memory_id).where(Memory.memory_id.startswith(prefix, autoescape=True)),
+                         session, self.actor)
+            return list(session.exec(q.order_by(Memory.memory_id).limit(limit)))

@@ -1,0 +1,159 @@
+"""What the duplicate, conflict and compaction screens share: a list of open proposals, the
+selected one's detail, and decisions that confirm first, can be refused, and undo (issue 11, item 10).
+
+A subclass names its columns (:attr:`ProposalScreen.COLUMNS`), loads its items in a thread
+(:meth:`ProposalScreen.load`), draws a row (:meth:`row`) and the detail (:meth:`compose_detail`,
+:meth:`show_item`), and decides with :meth:`ProposalScreen.decide`: the effect is stated and
+confirmed (default No) before the service call runs in a worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Container
+from textual.widgets import DataTable, Footer, Header
+
+from memtui.screens.base import BaseScreen
+from memtui.widgets.list_table import Col, ListTable
+from memtui.widgets.literal import visible
+
+#: a decision's service call: returns (decision id, what happened in words)
+Apply = Callable[[], tuple[str, str]]
+
+
+class ProposalScreen(BaseScreen):
+    """A list of open proposals (``#list``) above or beside their detail, in ``#body``.
+
+    Below 120 columns the screen has the class ``-narrow`` and the detail stacks under the list.
+    """
+
+    CSS_PATH = "proposals.tcss"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    MAIN_LIST = "#list"
+    SUB_TITLE: ClassVar[str] = ""
+    COLUMNS: ClassVar[list[Col]] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: list = []
+        self._undo: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Container(id="body"):
+            yield ListTable(self.COLUMNS, id="list")
+            yield from self.compose_detail()
+        yield Footer()
+
+    def compose_detail(self) -> ComposeResult:
+        """The widgets that show the selected item (beside or under the list)."""
+        raise NotImplementedError
+
+    def on_mount(self) -> None:
+        self.sub_title = self.SUB_TITLE
+        self.query_one("#list", ListTable).focus()
+        self.reload()
+
+    # ---- loading --------------------------------------------------------------------------
+    def load(self) -> list:
+        """The open items, from the app's services (runs in a thread worker)."""
+        raise NotImplementedError
+
+    def item_key(self, item) -> str:
+        """The item's id (the row key)."""
+        raise NotImplementedError
+
+    def row(self, item) -> list[Text]:
+        """The cells of the item's row, in :attr:`COLUMNS` order."""
+        raise NotImplementedError
+
+    def show_item(self, item) -> None:
+        """Show ``item`` in the detail widgets; None: there is nothing open."""
+        raise NotImplementedError
+
+    @work(thread=True, exclusive=True, group="proposals-load")
+    def reload(self) -> None:
+        """Load the open items (thread worker), then show them; the highlighted one stays if still open."""
+        items = self.load()
+        self.app.call_from_thread(self._show, items)
+
+    def _show(self, items: list) -> None:
+        keep = self.current()
+        keep_key = self.item_key(keep) if keep is not None else None
+        self.items = items
+        table = self.query_one("#list", ListTable)
+        table.clear()
+        for item in items:
+            table.add_row(*self.row(item), key=self.item_key(item))
+        keys = [self.item_key(i) for i in items]
+        if keep_key in keys:
+            table.move_cursor(row=keys.index(keep_key))
+        self.show_item(self.current())
+
+    def current(self):
+        """The highlighted item, or None."""
+        table = self.query_one("#list", ListTable)
+        if not self.items or table.cursor_row is None or table.cursor_row >= len(self.items):
+            return None
+        return self.items[table.cursor_row]
+
+    @on(DataTable.RowHighlighted, "#list")
+    def _highlighted(self, _event) -> None:
+        self.show_item(self.current())
+
+    # ---- decisions ------------------------------------------------------------------------
+    def decide(self, title: str, effect: str, apply: Apply) -> None:
+        """State ``effect``, ask (default No), then run ``apply`` in a worker; every decision here is undoable."""
+        self.confirm(title, effect.rstrip(".") + ".\nUndo (u) restores what changes.", lambda: self.run_decision(apply))
+
+    @work(thread=True, group="proposals-decide")
+    def run_decision(self, apply: Apply) -> None:
+        """Run a decision's service call (thread worker): a refusal is shown, a decision reloads the list."""
+        from memtui.domain.invariants import LifecycleError
+
+        try:
+            decision_id, message = apply()
+        except LifecycleError as exc:
+            self.app.call_from_thread(self.refused, str(exc))
+            return
+        self.app.call_from_thread(self._decided, decision_id, message)
+
+    def _decided(self, decision_id: str, message: str) -> None:
+        self._undo.append(decision_id)
+        self.notify(f"{message} (decision {decision_id}; u undoes it)", markup=False)
+        self.reload()
+
+    def refused(self, message: str, title: str = "Refused") -> None:
+        """Why a decision was refused, shown literally (it may quote a statement); it replaces earlier
+        notices, so refusals do not pile up over the detail."""
+        self.app.clear_notifications()
+        self.notify(visible(message), title=title, severity="error", markup=False, timeout=8)
+
+    def action_undo(self) -> None:
+        """Undo this screen's latest decision, or else your latest merge, resolution or compaction
+        that is not undone yet (also after leaving and reopening the screen)."""
+        self.run_undo(self._undo.pop() if self._undo else None)
+
+    @work(thread=True, group="proposals-undo")
+    def run_undo(self, decision_id: str | None) -> None:
+        """Undo a decision (None: the actor's latest not undone) with compensating events (thread worker)."""
+        from memtui.domain.invariants import LifecycleError
+
+        services = self.app.services
+        if decision_id is None:
+            decision_id = services.proposals.last_decision(self.app.actor.id)
+            if decision_id is None:
+                self.app.call_from_thread(self.notify, "No decision of yours to undo.", severity="warning")
+                return
+        try:
+            services.resolve.undo(decision_id, self.app.actor)
+        except LifecycleError as exc:
+            self.app.call_from_thread(self.refused, str(exc), "Cannot undo")
+            return
+        self.app.call_from_thread(self.notify, f"Undone {decision_id}.", markup=False)
+        self.app.call_from_thread(self.reload)
