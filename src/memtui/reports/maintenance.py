@@ -20,6 +20,7 @@ from memtui.domain.pruning import PruningRules
 from memtui.domain.states import ALL_STATES, QUEUE_STATES
 from memtui.maintenance.assess import assess
 from memtui.maintenance.prune import load_pruning_policy, pruning_plan
+from memtui.review.lifecycle import waiting_reasons
 from memtui.store.models import Memory, Revalidation, StateHistory
 from memtui.text import visible_data
 
@@ -48,16 +49,6 @@ def _dump(path: Path, data: dict[str, Any]) -> None:
 
 def _revalidations(session: Session) -> dict[str, Revalidation]:
     return {r.memory_id: r for r in session.exec(select(Revalidation).order_by(Revalidation.memory_id))}
-
-
-def _last_reasons(session: Session, memory_ids: list[str]) -> dict[str, str]:
-    """The reason of the newest history event of each memory (why it is where it is)."""
-    out: dict[str, str] = {}
-    for mid, reason in session.exec(select(StateHistory.memory_id, StateHistory.reason)
-                                    .where(StateHistory.memory_id.in_(memory_ids))
-                                    .order_by(StateHistory.memory_id, StateHistory.event_id)):
-        out[mid] = reason
-    return out
 
 
 def health_report(engine: Engine, now: datetime) -> dict[str, Any]:
@@ -155,7 +146,7 @@ def review_queue_report(engine: Engine, now: datetime) -> dict[str, Any]:
                                  .where(Memory.state.in_([s.value for s in QUEUE_STATES]))
                                  .order_by(Memory.memory_id)))
         reval = _revalidations(session)
-        last = _last_reasons(session, [r[0] for r in rows])
+        last = waiting_reasons(session, [r[0] for r in rows])
     items = []
     for mid, state, conflict, impact in rows:
         r = reval.get(mid)

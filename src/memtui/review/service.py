@@ -23,7 +23,7 @@ from memtui.domain.states import ALL_STATES, QUEUE_STATES
 from memtui.governance.visibility import can_see, restrict
 from memtui.review.concurrency import changed_by, changed_by_now, retry_when_outraced
 from memtui.review.lifecycle import MemoryNotFound, load_evidence, transition
-from memtui.review.lifecycle import RETIRED_STATES, close_conflicts_of_retired
+from memtui.review.lifecycle import RETIRED_STATES, close_conflicts_of_retired, waiting_reasons
 from memtui.review.views import (
     DecisionOutcome,
     EventView,
@@ -334,6 +334,7 @@ class ReviewService:
                 proposed_statement=reval.proposed_statement if reval else None,
                 sources=tuple(lineage.sources_of(session, memory_id)),
                 compaction_status=compaction.status if compaction else None,
+                waiting_reason=waiting_reasons(session, [memory_id]).get(memory_id),
             )
 
     def history(self, memory_id: str) -> list[EventView]:

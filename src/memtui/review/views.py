@@ -150,6 +150,7 @@ class MemoryDetailView:
     proposed_statement: str | None = None  # revalidation's edit when a named path moved
     sources: tuple[str, ...] = ()  # the memories it was compacted or merged from (review.lineage)
     compaction_status: str | None = None  # its compaction proposal's status: pending_review | accepted
+    waiting_reason: str | None = None  # why it is in its state now (review.lifecycle.waiting_reason)
 
 
 @dataclass(frozen=True)
