@@ -63,6 +63,12 @@ class EvidenceView:
     status_reason: str | None = None
 
     @property
+    def git_checkable(self) -> bool:
+        """Whether revalidation can check it against git: a file at a commit (human, replay and
+        ref evidence without one is ``not_checkable``; revalidation.engine)."""
+        return bool(self.path and self.commit_sha)
+
+    @property
     def current_location(self) -> str | None:
         """``path:start-end@commit7`` where revalidation last found the evidence at HEAD, or None."""
         if not self.current_path or self.current_line_start is None:
@@ -176,6 +182,22 @@ class RepositoryHealth:
     def total(self) -> int:
         """All memories of the repository, any state."""
         return sum(self.by_state.values())
+
+
+def freshness_note(d: "MemoryDetailView") -> str | None:
+    """What the detail says about revalidation when nothing was checked yet, or None.
+
+    Only evidence git can check, of a memory with a repository, is ever revalidated: an org-wide
+    memory or one with only human / replay / ref evidence is vouched for by its reviewer and
+    would otherwise read "not revalidated yet" forever (issue 11)."""
+    if not d.evidence or any(e.status != "unchecked" for e in d.evidence):
+        return None
+    kinds = ", ".join(sorted({e.type for e in d.evidence}))
+    if not any(e.git_checkable for e in d.evidence):
+        return f"{kinds} evidence: git does not revalidate it (no file at a commit); its reviewers vouch for it"
+    if d.scope.repository_id is None:
+        return f"org-wide: no repository to revalidate its {kinds} evidence against; its reviewers vouch for it"
+    return "evidence not revalidated yet (m runs maintenance)"
 
 
 def detail_json(d: "MemoryDetailView") -> dict:
