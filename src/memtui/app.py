@@ -42,6 +42,12 @@ class MemtuiApp(App):
 
         self.push_screen(HealthScreen())
 
+    def action_memory(self, memory_id: str) -> None:
+        """Open one memory's detail and full history (``memtui.screens.memory``)."""
+        from memtui.screens.memory import MemoryScreen
+
+        self.push_screen(MemoryScreen(memory_id))
+
     def action_duplicates(self) -> None:
         """Open the duplicate clusters screen."""
         from memtui.screens.duplicates import DuplicatesScreen

@@ -373,6 +373,13 @@ class ReviewService:
             out.append((edge, i))
         return out
 
+    def memory_page(self, memory_id: str):
+        """A memory's detail, full history, usage and harm, and related items
+        (:func:`memtui.review.memory_page.memory_page`). Raises MemoryNotFound / MemoryOutOfScope."""
+        from memtui.review.memory_page import memory_page
+
+        return memory_page(self.engine, self.viewer, memory_id)
+
     def health_model(self, now: datetime | None = None):
         """The one health model (:func:`memtui.review.health.build_health`) of what this service's viewer sees."""
         from memtui.review.health import build_health

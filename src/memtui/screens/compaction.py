@@ -76,6 +76,7 @@ class CompactionScreen(DecisionScreenMixin, Screen):
             table.add_row(Text(str(len(p.members)) + (" ⚑" if p.broadens_scope else "")),
                           one_line(p.shared[0] if p.shared else "", 40), one_line(p.proposed_statement, 300),
                           key=p.proposal_id)
+        self._select_wanted(table)
         self._render_current()
 
     def _current(self) -> ProposalView | None:

@@ -111,6 +111,7 @@ class ConflictsScreen(DecisionScreenMixin, Screen):
             table.add_row(Text(c.severity, style="bold red" if c.severity == "high" else "yellow"),
                           one_line(c.a.memory_id, 60), one_line(c.b.memory_id, 60), one_line(c.reason, 200),
                           key=c.conflict_id)
+        self._select_wanted(table)
         self._render_current()
 
     def _current(self) -> ConflictView | None:

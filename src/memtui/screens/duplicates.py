@@ -78,6 +78,7 @@ class DuplicatesScreen(DecisionScreenMixin, Screen):
             canon = self.canonical.get(c.cluster_id, c.canonical_id)
             table.add_row(Text(str(len(c.members))), Text(f"{c.best_score:.0f}"), one_line(canon, 60),
                           one_line(c.scope_key.split(":", 1)[0], 40), key=c.cluster_id)
+        self._select_wanted(table)
         self._render_current()
 
     def _current(self) -> ClusterView | None:

@@ -31,6 +31,7 @@ class EvidenceScreen(Screen):
         Binding("N", "previous_hunk", "Prev change", key_display="N", id="evidence.previous_hunk"),
         Binding("right_square_bracket", "next_evidence", "Next evidence", key_display="]", id="evidence.next"),
         Binding("left_square_bracket", "previous_evidence", "Prev evidence", key_display="[", id="evidence.previous"),
+        Binding("H", "history", "History", key_display="H", show=False, id="evidence.history"),
         Binding("escape", "app.pop_screen", "Back", id="evidence.back"),
         Binding("question_mark", "help", "Help", key_display="?", id="evidence.help"),
     ]
@@ -132,6 +133,10 @@ class EvidenceScreen(Screen):
         """Show the memory's previous piece of evidence."""
         self.index -= 1
         self.load()
+
+    def action_history(self) -> None:
+        """Open this memory's page: record, full history, usage and related items."""
+        self.app.action_memory(self.memory_id)
 
     def action_help(self) -> None:
         """Show the keys of this screen."""

@@ -63,6 +63,7 @@ class QueueScreen(Screen):
         Binding("r", "decide('needs-review')", "Needs review", id="queue.needs_review"),
         Binding("u", "undo", "Undo", id="queue.undo"),
         Binding("e", "evidence", "Evidence", id="queue.evidence"),
+        Binding("H", "history", "History", key_display="H", show=False, id="queue.history"),
         Binding("E", "accept_edit", "Accept edit", show=False, id="queue.accept_edit"),
         Binding("d", "app.duplicates", "Duplicates", id="queue.duplicates"),
         Binding("c", "app.conflicts", "Conflicts", id="queue.conflicts"),
@@ -386,6 +387,14 @@ class QueueScreen(Screen):
         from memtui.screens.evidence import EvidenceScreen
 
         self.app.push_screen(EvidenceScreen(memory_id))
+
+    def action_history(self) -> None:
+        """Open the highlighted memory's page: record, full history, usage and related items."""
+        memory_id = self._current_id()
+        if memory_id is None:
+            self.notify("Nothing selected.", severity="warning")
+            return
+        self.app.action_memory(memory_id)
 
     # ---- help ---------------------------------------------------------------------------
     def action_help(self) -> None:

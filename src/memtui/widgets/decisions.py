@@ -11,6 +11,20 @@ class DecisionScreenMixin:
     """For a Screen with a ``reload()`` method: keeps this screen's decisions for ``u`` (undo)."""
 
     _undo: list[str]
+    #: the row key (cluster, conflict or proposal id) to put the cursor on once the list is loaded
+    #: (a jump from the memory screen); cleared once used
+    select_key: str | None = None
+
+    def _select_wanted(self, table) -> None:
+        """Move ``table``'s cursor to :attr:`select_key` if it is listed; forget it either way."""
+        key, self.select_key = self.select_key, None
+        if key is None:
+            return
+        keys = [rk.value for rk in table.rows]
+        if key in keys:
+            table.move_cursor(row=keys.index(key))
+        else:
+            self.notify(f"{key} is no longer open.", severity="warning", markup=False)
 
     def _decided(self, decision_id: str, message: str) -> None:
         """A decision was written: remember it for undo, say so, reload the list."""
