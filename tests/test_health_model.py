@@ -20,7 +20,8 @@ from memtui.reports.maintenance import write_reports
 from memtui.review.health import BACKLOG_MAX_DAYS, HIGH_USE_MIN, build_health
 from memtui.sample import set_up_demo
 from memtui.store.engine import open_store
-from memtui.store.models import Evidence, HarmEvent
+from memtui.review.service import ReviewService
+from memtui.store.models import Evidence, HarmEvent, StateHistory
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # = MEMTUI_NOW of conftest's fixed clock
 AGENT = Actor("agent", "coder-1")
@@ -29,8 +30,9 @@ AGENT = Actor("agent", "coder-1")
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     """The demo store after maintenance, plus: harm reported on an active memory (challenged), an older harm
-    event on another active one nobody looked at since, five uses of a memory waiting for review, and an
-    active memory whose evidence is all gone (a policy violation)."""
+    event on another active one nobody looked at since, five uses of a memory waiting for review, and two
+    policy violations: an active memory whose evidence is all gone, and an org-wide memory whose approval
+    reads as a reviewer's (an edited database)."""
     mp = pytest.MonkeyPatch()
     mp.setenv("MEMTUI_NOW", "2026-11-30T12:00:00Z")
     tmp = tmp_path_factory.mktemp("health")
@@ -41,7 +43,10 @@ def store(tmp_path_factory):
     record_usage(engine, "mem_build_command", "harm", AGENT, issue="ran the wrong build")
     for _ in range(HIGH_USE_MIN):
         record_usage(engine, "mem_rule_registry_convention", "positive", AGENT)
+    approved = ReviewService(engine).decide("mem_org_imperative_commits", "approve", Actor("human", "lee", "lead"))
     with Session(engine) as s, s.begin():
+        # an edited database: the org-wide (high-impact) approval now reads as a reviewer's
+        s.get(StateHistory, approved.event_id).actor_role = "reviewer"
         s.add(HarmEvent(harm_id="harm_old", memory_id="mem_discount_rounding", issue="rounded the wrong way",
                         action="reported", created_at=datetime(2026, 11, 1, tzinfo=UTC)))
         for e in s.exec(select(Evidence).where(Evidence.memory_id == "mem_rule_ids_dotted")):
@@ -98,6 +103,7 @@ async def test_cli_report_and_tui_list_the_same_actions(store):
     # the oldest queue item: mem_pricing_independent, a candidate since 2026-06-15T13:02 -> 167 whole days
     assert (NOW - datetime(2026, 6, 15, 13, 2, tzinfo=UTC)).days == 167 > BACKLOG_MAX_DAYS
     assert order[-1].startswith("work the review backlog: mem_pricing_independent has waited 167 days")
+    assert [a for r, a in cli if r is None] == ["fix 1 policy violations: mem_org_imperative_commits"]
 
 
 def test_the_sections_of_the_model(store):
@@ -110,6 +116,13 @@ def test_the_sections_of_the_model(store):
     assert [m for m, _v in order.violations] == ["mem_rule_ids_dotted"]
     assert "evidence invariant" in order.violations[0][1]
     assert order.by_state["challenged"] == 1
+    from memtui.maintenance.assess import assess  # the quality bands of `memtui quality`, computed its own way
+
+    assert order.high_value == tuple(sorted(a.memory_id for a in assess(engine) if a.state == "active"
+                                            and a.repository_id == "order-service" and a.quality.band == "high"))
+    assert order.high_value
+    assert model[None].violations == (("mem_org_imperative_commits", "is high impact but was made active by "
+                                       "human:lee (reviewer), not a lead (review invariant)"),)
     assert (order.backlog.oldest_memory_id, order.backlog.oldest_days) == ("mem_pricing_independent", 167)
     assert order.backlog.waiting == sum(order.by_state[s] for s in ("candidate", "approved", "needs_review",
                                                                     "challenged"))

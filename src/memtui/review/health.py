@@ -10,12 +10,14 @@ Per repository (None: org-wide memory), besides the counts per state:
 
 * ``stale`` — live memory whose latest revalidation is not ``valid``;
 * ``conflicted`` — memory in an open conflict;
-* ``highValue`` — active memory of quality band ``high`` (:mod:`memtui.maintenance.assess`);
+* ``highValue`` — active memory of quality band ``high`` (:func:`memtui.domain.quality.quality`);
 * ``highUse`` — memory used at least :data:`HIGH_USE_MIN` times in the last :data:`HIGH_USE_DAYS`
   days (usage events), most used first;
 * ``harmful`` — memory not retired with at least one harm event (seed 000 §16.3);
 * ``policyViolations`` — active memory breaking the evidence or scope invariant (design,
-  invariants 1-2), and memory holding a secret finding that is not blocked or archived (invariant 5);
+  invariants 1-2), high-impact live memory made live by anyone but a human lead (invariant 6; an
+  import arriving approved and an undo excepted), and memory holding a secret finding that is not
+  blocked or archived (invariant 5);
 * ``reviewBacklog`` — the queue's size and how long its items have waited (days since the event
   that put each in its queue state, undos not counted; its ``createdAt`` when it arrived in it), oldest and median.
 
@@ -35,7 +37,7 @@ from sqlmodel import Session, func, select
 
 from memtui.clock import iso, utcnow
 from memtui.domain.invariants import (Actor, EvidenceFacts, InvariantViolation, MemoryFacts, check_evidence,
-                                      check_scope)
+                                      check_scope, is_high_impact)
 from memtui.domain.states import ALL_STATES, QUEUE_STATES
 from memtui.governance.visibility import restrict
 from memtui.review.lifecycle import RETIRED_STATES
@@ -136,10 +138,38 @@ def _actions(s: dict[str, int], stale: list[str], conflicted: list[str], high_us
     return out
 
 
+def _active_bands(session: Session, active: list[str]) -> dict[str, str]:
+    """The quality band (domain.quality, seed 000 §17) of each active memory, from column reads only
+    (the same inputs as :func:`memtui.maintenance.assess.quality_inputs`, for these memories alone)."""
+    from collections import Counter
+
+    from memtui.domain.quality import quality, quality_input
+
+    out: dict[str, str] = {}
+    for i in range(0, len(active), 500):
+        chunk = active[i:i + 500]
+        ev: dict[str, list] = defaultdict(list)
+        for e in session.exec(select(Evidence.memory_id, Evidence.type, Evidence.status)
+                              .where(Evidence.memory_id.in_(chunk)).order_by(Evidence.memory_id, Evidence.ordinal)):
+            ev[e.memory_id].append(e)
+        usage: dict[str, Counter] = defaultdict(Counter)
+        for mid, outcome, n in session.exec(select(UsageEvent.memory_id, UsageEvent.outcome, func.count())
+                                            .where(UsageEvent.memory_id.in_(chunk))
+                                            .group_by(UsageEvent.memory_id, UsageEvent.outcome)):
+            usage[mid][outcome] = n
+        harm = dict(session.exec(select(HarmEvent.memory_id, func.count()).where(HarmEvent.memory_id.in_(chunk))
+                                 .group_by(HarmEvent.memory_id)).all())
+        for m in session.exec(select(Memory.memory_id, Memory.statement, Memory.state, Memory.confidence,
+                                     Memory.review_state, Memory.conflict_state, Memory.repository_id,
+                                     Memory.module_path).where(Memory.memory_id.in_(chunk))):
+            q = quality(quality_input(m, ev.get(m.memory_id, []), usage.get(m.memory_id), harm.get(m.memory_id, 0)))
+            out[m.memory_id] = q.band
+    return out
+
+
 def build_health(engine: Engine, viewer: Actor | None = None, now: datetime | None = None) -> HealthModel:
     """The health of the memory ``viewer`` may see (None: all) at ``now`` (default: the clock).
     Repositories sorted by id, org-wide last. Read-only."""
-    from memtui.maintenance.assess import assess
     from memtui.safety.incidents import secret_incidents
 
     now = now or utcnow()
@@ -148,7 +178,6 @@ def build_health(engine: Engine, viewer: Actor | None = None, now: datetime | No
                             Memory.type, Memory.impact, Memory.origin, Memory.last_validated_at,
                             Memory.created_at), session, viewer)
         rows = list(session.exec(q.order_by(Memory.memory_id)))
-        visible = {r[0] for r in rows}
         reval = {mid: status for mid, status in session.exec(select(Revalidation.memory_id, Revalidation.status))}
         since = now - timedelta(days=HIGH_USE_DAYS)
         uses = dict(session.exec(select(UsageEvent.memory_id, func.count())
@@ -163,6 +192,17 @@ def build_health(engine: Engine, viewer: Actor | None = None, now: datetime | No
                     select(Evidence.memory_id, Evidence.type, Evidence.status, Evidence.repository_id)
                     .where(Evidence.memory_id.in_(active[i:i + 500])).order_by(Evidence.memory_id, Evidence.ordinal)):
                 evidence[mid].append(EvidenceFacts(typ, status, repo))
+        facts = {r[0]: MemoryFacts(memory_id=r[0], type=r[4], state=r[2], repository_id=r[1], impact=r[5],
+                                   origin=r[6], conflict_state=r[3], evidence=tuple(evidence.get(r[0], ())))
+                 for r in rows if r[2] in ("active", "approved")}
+        high = sorted(mid for mid, f in facts.items() if is_high_impact(f))
+        approvals: dict[str, StateHistory] = {}
+        for i in range(0, len(high), 500):  # the event that made each high-impact memory live (not an undo)
+            for e in session.exec(select(StateHistory).where(
+                    StateHistory.memory_id.in_(high[i:i + 500]), StateHistory.to_state.in_(("active", "approved")),
+                    StateHistory.from_state.is_not(None), StateHistory.from_state != StateHistory.to_state,
+                    StateHistory.compensates.is_(None)).order_by(StateHistory.event_id)):
+                approvals[e.memory_id] = e
         entered = dict(session.exec(
             select(StateHistory.memory_id, func.max(StateHistory.created_at))
             .join(Memory, Memory.memory_id == StateHistory.memory_id)
@@ -174,7 +214,7 @@ def build_health(engine: Engine, viewer: Actor | None = None, now: datetime | No
             if r[2] in QUEUE and r[0] not in entered and r[8] is not None:
                 entered[r[0]] = r[8]
         incidents = secret_incidents(session, viewer)
-    band = {a.memory_id: a.quality.band for a in assess(engine) if a.memory_id in visible and a.state == "active"}
+        band = _active_bands(session, active)
 
     by_repo: dict[str | None, list] = defaultdict(list)
     for r in rows:
@@ -199,14 +239,17 @@ def build_health(engine: Engine, viewer: Actor | None = None, now: datetime | No
             if mid in secrets and state not in ("blocked", "archived"):
                 violations.append((mid, f"holds a secret finding but is {state}, not blocked (invariant 5)"))
             if state == "active":
-                facts = MemoryFacts(memory_id=mid, type=r[4], state=state, repository_id=repo, impact=r[5],
-                                    origin=r[6], conflict_state=r[3], evidence=tuple(evidence.get(mid, ())))
                 for check in (check_evidence, check_scope):
                     try:
-                        check(facts)
+                        check(facts[mid])
                     except InvariantViolation as exc:
                         detail = str(exc).split(" invariant: ", 1)[-1]
                         violations.append((mid, f"is active but breaks the {exc.invariant} invariant: {detail}"))
+            e = approvals.get(mid)
+            if e is not None and not (e.actor_type == "human" and e.actor_role == "lead"):
+                who = f"{e.actor_type}:{e.actor_id}" + (f" ({e.actor_role})" if e.actor_role else "")
+                violations.append((mid, f"is high impact but was made {e.to_state} by {who}, not a lead "
+                                        "(review invariant)"))
         waits = sorted((((now - _aware(entered[mid])).days, mid) for mid, st in state_of.items()
                         if st in QUEUE and mid in entered), key=lambda w: (-w[0], w[1]))
         backlog = Backlog(len([m for m, st in state_of.items() if st in QUEUE]),
