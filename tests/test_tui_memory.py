@@ -145,25 +145,28 @@ async def test_a_lineage_link_opens_the_other_memory_and_e_opens_the_evidence(tm
         assert app.screen.memory_id == "mem_rule_registry_convention"
 
 
-async def test_jump_to_a_duplicate_cluster_selects_it(tmp_path):
+@pytest.mark.parametrize("kind", ["duplicates", "compaction"])
+async def test_jump_to_a_duplicate_cluster_or_a_compaction_selects_it(tmp_path, kind):
     from memtui.review.proposals import ProposalQueries
 
     engine = _demo(tmp_path)
-    clusters = ProposalQueries(engine).clusters()
-    assert clusters, "the demo has open duplicate clusters"
-    target = clusters[-1]
-    member = target.members[0].memory_id
+    q = ProposalQueries(engine)
+    items = {"duplicates": [(c.cluster_id, c.members) for c in q.clusters()],
+             "compaction": [(p.proposal_id, p.members) for p in q.proposals()]}[kind]
+    assert items, f"the demo has open {kind} items"
+    target, members = items[-1]
     app = MemtuiApp(engine, REVIEWER)
     async with app.run_test(size=(160, 48)) as pilot:
         await _settle(pilot)
-        app.action_memory(member)
+        app.action_memory(members[-1].memory_id)
         await _settle(pilot)
         rows = [r.subject_id for r in app.screen.page.related]
-        app.screen.query_one("#related", OptionList).highlighted = rows.index(target.cluster_id)
+        app.screen.query_one("#related", OptionList).highlighted = rows.index(target)
         await pilot.press("enter")
         await _settle(pilot)
-        assert type(app.screen).__name__ == "DuplicatesScreen"
-        assert app.screen._current().cluster_id == target.cluster_id
+        assert type(app.screen).__name__ == {"duplicates": "DuplicatesScreen", "compaction": "CompactionScreen"}[kind]
+        current = app.screen._current()
+        assert (current.cluster_id if kind == "duplicates" else current.proposal_id) == target
 
 
 ORG_HUMAN = """\
