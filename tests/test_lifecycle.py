@@ -448,3 +448,12 @@ def test_the_reason_a_memory_waits_survives_an_undo(store, reviewer, tmp_path):
     again = svc.decide("mem_conv", "reject", reviewer)
     svc.undo(again.event_id, reviewer)
     assert svc.detail("mem_conv").waiting_reason == why
+    assert svc.detail("mem_conv").waits_for == why
+    from typer.testing import CliRunner
+
+    from memtui.cli import app as cli_app
+
+    shown = CliRunner().invoke(cli_app, ["show", "mem_conv", "--db", str(store.url)], catch_exceptions=False)
+    assert f"  waits for:  {why}" in shown.stdout
+    svc.decide("mem_conv", "approve", reviewer)
+    assert svc.detail("mem_conv").waits_for is None  # active: it waits for nothing

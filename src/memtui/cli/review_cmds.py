@@ -97,6 +97,8 @@ def show(
         _echo(f"  applies to: {', '.join(d.scope.applies_to) or '-'};  not to: "
                    f"{', '.join(d.scope.does_not_apply_to) or '-'}")
     _echo(f"  review:     {d.review_state}   conflict {d.conflict_state}   origin {d.origin}")
+    if d.waits_for:
+        _echo(f"  waits for:  {d.waits_for}")
     if d.failure_class:
         _echo(f"  failure:    {d.failure_class}   promotion {d.promotion_status}")
     _echo(f"  created:    {iso(d.created_at)}   last validated {iso(d.last_validated_at) or '-'}")

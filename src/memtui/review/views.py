@@ -158,6 +158,13 @@ class MemoryDetailView:
     compaction_status: str | None = None  # its compaction proposal's status: pending_review | accepted
     waiting_reason: str | None = None  # why it is in its state now (review.lifecycle.waiting_reason)
 
+    @property
+    def waits_for(self) -> str | None:
+        """Why it waits in the review queue (its :attr:`waiting_reason`), or None when it is not in the queue."""
+        from memtui.domain.states import QUEUE_STATES
+
+        return self.waiting_reason if self.state in {s.value for s in QUEUE_STATES} else None
+
 
 @dataclass(frozen=True)
 class DecisionOutcome:
@@ -218,6 +225,7 @@ def detail_json(d: "MemoryDetailView") -> dict:
         "lastUsedAt": iso(d.last_used_at), "expiresAt": iso(d.expires_at),
         "expiresAfterDays": d.expires_after_days, "reviewAfterDays": d.review_after_days,
         "supersededBy": d.superseded_by, "sources": list(d.sources), "compactionStatus": d.compaction_status,
+        "waitingReason": d.waiting_reason,
         "version": d.version,
         "evidence": [
             {"type": e.type, "path": e.path, "commitSha": e.commit_sha,

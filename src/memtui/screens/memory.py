@@ -20,13 +20,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.domain.states import QUEUE_STATES
 from memtui.review.memory_page import MemoryPage, RelatedItem
 from memtui.widgets.literal import one_line, visible
 from memtui.widgets.memory_detail import render_detail
 
 BAND_STYLE = {"high": "bold green", "medium": "yellow", "low": "red"}
-WAITING = {s.value for s in QUEUE_STATES}
 
 
 def _when(dt) -> str:
@@ -84,10 +82,9 @@ def summary_lines(page: MemoryPage) -> list[Text]:
         line.append(band, style=BAND_STYLE.get(band, ""))
         line.append(f"   score {score:.2f}", style="dim")
         out.append(line)
-    d = page.detail
-    if d.state in WAITING and d.waiting_reason:
+    if page.detail.waits_for:
         line = Text("waits for  ", style="bold")
-        line.append_text(one_line(d.waiting_reason, 120))
+        line.append_text(one_line(page.detail.waits_for, 120))
         line.stylize("yellow", 11)
         line.no_wrap = False
         out.append(line)
