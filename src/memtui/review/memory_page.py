@@ -86,8 +86,10 @@ def memory_page(engine: Engine, viewer: Actor | None, memory_id: str) -> MemoryP
         jobs = sorted({e.job_id for e in history if e.job_id})
         job_types = dict(session.exec(select(MaintenanceJob.job_id, MaintenanceJob.job_type)
                                       .where(MaintenanceJob.job_id.in_(jobs))).all()) if jobs else {}
-        usage_rows = list(session.exec(select(UsageEvent).where(UsageEvent.memory_id == memory_id)))
-        harm_rows = list(session.exec(select(HarmEvent).where(HarmEvent.memory_id == memory_id)))
+        usage_rows = list(session.exec(select(UsageEvent).where(UsageEvent.memory_id == memory_id)
+                                       .order_by(UsageEvent.usage_id)))
+        harm_rows = list(session.exec(select(HarmEvent).where(HarmEvent.memory_id == memory_id)
+                                      .order_by(HarmEvent.harm_id)))
         harm_at = {h.created_at: h for h in harm_rows}  # a harmful use writes both rows, at one instant
         usage = []
         for u in usage_rows:
@@ -97,7 +99,7 @@ def memory_page(engine: Engine, viewer: Actor | None, memory_id: str) -> MemoryP
                                    f"{u.usage_type} {u.outcome}" + (f" ({h.action})" if h else ""),
                                    redact_for_display(str(said.get("issue") or said.get("actor") or ""))))
         usage += [UsageLine(h.created_at, "harm", h.action, redact_for_display(h.issue)) for h in harm_at.values()]
-        usage.sort(key=lambda u: (u.created_at, u.kind))
+        usage.sort(key=lambda u: u.created_at)  # stable: recorded order within one instant
 
         memory = session.get(Memory, memory_id)
         outcomes = Counter(u.outcome for u in usage_rows)
