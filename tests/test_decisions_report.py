@@ -417,3 +417,29 @@ async def test_palette_export_decisions_writes_the_markdown_report(decided, tmp_
         await _settle(app, pilot)
         assert not (tmp_path / "missing").exists()
         assert list(app._notifications)[-1].message.startswith(f"Cannot write {tmp_path / 'missing' / 'week.md'}")
+
+
+def test_merge_resolution_compaction_and_undo_keep_their_comments(store, store_url):  # noqa: F811
+    """Issue 11, item 7: "every decision with ... comment" — the multi-memory decisions too, from the CLI."""
+    res = ResolveService(store)
+    merged = res.merge("dup-1", REV, comment="same rule, two wordings")
+    r = _cli("resolve", "memconf_1", "keep-a", "--comment", "A cites the newer ADR", "--actor", "lead-1",
+             "--role", "lead", "--db", store_url)
+    assert r.exit_code == 0, r.output
+    resolved = re.search(r"decision (dec_\S+)", r.stdout).group(1)
+    r = _cli("undo-decision", merged.decision_id, "--comment", "merged too early", "--actor", REV.id,
+             "--db", store_url)
+    assert r.exit_code == 0, r.output
+    undone = re.search(r"decision (dec_\S+)", r.stdout).group(1)
+    secret = _cli("compaction", "reject", "memcomp_1", "--comment", "key AKIAIOSFODNN7EXAMPLE", "--db", store_url)
+    assert secret.exit_code == 1 and "AKIAIOSFODNN7EXAMPLE" not in secret.output
+    assert ResolveService(store).reject_compaction("memcomp_1", LEAD, comment="too broad").kind == "compaction"
+    by_id = {d.decision_id: d for d in collect_decisions(store)}
+    rejected = next(d for d in by_id.values() if (d.kind, d.action) == ("compaction", "reject"))
+    assert [(by_id[k].kind, by_id[k].comment) for k in (merged.decision_id, resolved, undone)] + [
+        (rejected.kind, rejected.comment)] == [
+        ("merge", "same rule, two wordings"), ("conflict", "A cites the newer ADR"), ("undo", "merged too early"),
+        ("compaction", "too broad")]
+    md = _cli("decisions", "export", "--format", "md", "--db", store_url).stdout
+    for why in ("same rule, two wordings", "A cites the newer ADR", "merged too early", "too broad"):
+        assert f"comment: {why}" in md

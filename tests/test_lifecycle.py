@@ -420,3 +420,40 @@ def test_undo_of_an_older_decision_is_refused_after_a_round_trip(store, reviewer
     back = svc.undo(latest.event_id, reviewer)
     assert (back.from_state, back.to_state) == ("active", "needs_review")
     assert svc.detail("mem_conv").review_state == "pending"
+
+
+def test_the_reason_a_memory_waits_survives_an_undo(store, reviewer, tmp_path):
+    """Issue 11, item 3: after "sent to review -> approved -> undone" the memory waits for the reason it
+    was sent to review with, not "undo of evt_…" (detail view and the review-queue report alike)."""
+    from memtui.reports.maintenance import review_queue_report
+    from memtui.review.lifecycle import record_note
+
+    why = "revalidation: span changed in src/validation/RuleRegistry.java"
+    with Session(store) as s, s.begin():
+        transition(s, "mem_conv", "needs_review", SYSTEM, reason=why, review_state="pending")
+    svc = ReviewService(store)
+    assert svc.detail("mem_conv").waiting_reason == why
+    with Session(store) as s, s.begin():  # a note changes no state: it is not why the memory waits
+        record_note(s, s.get(Memory, "mem_conv"), reviewer, "statement edited: 'a' -> 'b'")
+    assert svc.detail("mem_conv").waiting_reason == why
+    out = svc.decide("mem_conv", "approve", reviewer)
+    assert svc.detail("mem_conv").waiting_reason == "reviewer decision: approve"
+    back = svc.undo(out.event_id, reviewer)
+    assert back.to_state == "needs_review"
+    assert events(store, "mem_conv")[-1].reason.startswith(f"undo of {out.event_id}")  # the history says what happened
+    assert svc.detail("mem_conv").waiting_reason == why
+    queue = {q["memoryId"]: q for q in review_queue_report(store, datetime(2026, 11, 30, tzinfo=UTC))["reviewQueue"]}
+    assert queue["mem_conv"]["reasons"] == [why]
+    # a second round: sent back by the reviewer, undone again -> still the revalidation reason
+    again = svc.decide("mem_conv", "reject", reviewer)
+    svc.undo(again.event_id, reviewer)
+    assert svc.detail("mem_conv").waiting_reason == why
+    assert svc.detail("mem_conv").waits_for == why
+    from typer.testing import CliRunner
+
+    from memtui.cli import app as cli_app
+
+    shown = CliRunner().invoke(cli_app, ["show", "mem_conv", "--db", str(store.url)], catch_exceptions=False)
+    assert f"  waits for:  {why}" in shown.stdout
+    svc.decide("mem_conv", "approve", reviewer)
+    assert svc.detail("mem_conv").waits_for is None  # active: it waits for nothing

@@ -76,6 +76,10 @@ class MemtuiApp(App):
             if memory_id is None:
                 self.notify("No memory in view to show the history of.", severity="warning")
                 return
+            from memtui.screens.memory import MemoryScreen
+
+            if isinstance(self.screen, MemoryScreen) and self.screen.memory_id == memory_id:
+                return
             self.action_memory(memory_id)
             return
         target, queue = _screen_class(name), _screen_class("queue")
@@ -87,10 +91,10 @@ class MemtuiApp(App):
             self.push_screen(target())
 
     def action_memory(self, memory_id: str) -> None:
-        """Open one memory: its evidence, recorded vs HEAD (the history screen, once this build has it)."""
-        from memtui.screens.evidence import EvidenceScreen
+        """Open one memory's detail and full history (``memtui.screens.memory``)."""
+        from memtui.screens.memory import MemoryScreen
 
-        self.push_screen(EvidenceScreen(memory_id))
+        self.push_screen(MemoryScreen(memory_id))
 
     def action_maintain(self) -> None:
         """Run maintenance in a worker with a progress bar; reload what is on screen afterwards."""

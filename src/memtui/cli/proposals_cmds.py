@@ -12,6 +12,8 @@ from memtui.cli.common import (ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine,
                                app)
 from memtui.governance.visibility import all_visible
 
+CommentOpt = Annotated[Optional[str], typer.Option("--comment", help="Why; kept with the decision (decision report).")]
+
 
 def _resolve_call(fn, *args, **kwargs):
     from memtui.domain.invariants import LifecycleError
@@ -62,6 +64,7 @@ def merge(
     cluster_id: Annotated[str, typer.Argument(help="The duplicate cluster.")],
     canonical: Annotated[Optional[str], typer.Option("--canonical", help="Keep this member (default: the proposed one).")] = None,
     text: Annotated[Optional[str], typer.Option("--text", help="Edited canonical statement.")] = None,
+    comment: CommentOpt = None,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Merge a cluster: the canonical keeps all evidence, the others are superseded by it."""
@@ -69,20 +72,22 @@ def merge(
 
     engine = _engine(db)
     r = _resolve_call(ResolveService(engine).merge, cluster_id, _actor(actor, role, engine), canonical_id=canonical,
-                      canonical_text=text)
+                      canonical_text=text, comment=comment)
     _print_result(r)
 
 
 @app.command("not-duplicates")
 def not_duplicates(
     cluster_id: Annotated[str, typer.Argument(help="The duplicate cluster.")],
+    comment: CommentOpt = None,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Dismiss a cluster; its members are never proposed as duplicates of each other again."""
     from memtui.review.resolve import ResolveService
 
     engine = _engine(db)
-    _print_result(_resolve_call(ResolveService(engine).not_duplicates, cluster_id, _actor(actor, role, engine)))
+    _print_result(_resolve_call(ResolveService(engine).not_duplicates, cluster_id, _actor(actor, role, engine),
+                                comment=comment))
 
 
 @app.command()
@@ -116,6 +121,7 @@ def resolve(
     action: Annotated[str, typer.Argument(help="keep-a | keep-b | keep-newer | neither | not-a-conflict | narrow")],
     supersede: Annotated[bool, typer.Option("--supersede", help="The loser is superseded by the winner, not invalidated.")] = False,
     scope: Annotated[Optional[list[str]], typer.Option("--scope", help="With narrow: ID=MODULE_PATH (repeatable).")] = None,
+    comment: CommentOpt = None,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Resolve a conflict: keep one side, keep the newer (the older superseded), neither, not a conflict, or narrow."""
@@ -129,7 +135,7 @@ def resolve(
         scopes[mid] = {"modulePath": module}
     engine = _engine(db)
     r = _resolve_call(ResolveService(engine).resolve_conflict, conflict_id, action.replace("-", "_"),
-                      _actor(actor, role, engine), supersede=supersede, scopes=scopes)
+                      _actor(actor, role, engine), supersede=supersede, scopes=scopes, comment=comment)
     _print_result(r)
 
 
@@ -161,6 +167,7 @@ def compaction(
     text: Annotated[Optional[str], typer.Option("--text", help="Edited statement (accept).")] = None,
     keep: Annotated[Optional[list[str]], typer.Option("--keep", help="Member to keep beside the new memory.")] = None,
     candidate: Annotated[bool, typer.Option("--candidate", help="Create the new memory as a candidate, not active.")] = False,
+    comment: CommentOpt = None,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Accept (optionally with edited text) or reject a compaction proposal."""
@@ -170,9 +177,10 @@ def compaction(
     svc = ResolveService(engine)
     who = _actor(actor, role, engine)
     if action == "accept":
-        r = _resolve_call(svc.accept_compaction, proposal_id, who, statement=text, keep=keep, activate=not candidate)
+        r = _resolve_call(svc.accept_compaction, proposal_id, who, statement=text, keep=keep, activate=not candidate,
+                          comment=comment)
     elif action == "reject":
-        r = _resolve_call(svc.reject_compaction, proposal_id, who)
+        r = _resolve_call(svc.reject_compaction, proposal_id, who, comment=comment)
     else:
         raise _fail("usage: memtui compaction accept|reject PROPOSAL", 2)
     _print_result(r)
@@ -181,10 +189,12 @@ def compaction(
 @app.command("undo-decision")
 def undo_decision(
     decision_id: Annotated[str, typer.Argument(help="A merge, conflict or compaction decision id.")],
+    comment: CommentOpt = None,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Undo a merge, conflict resolution or compaction with compensating events."""
     from memtui.review.resolve import ResolveService
 
     engine = _engine(db)
-    _print_result(_resolve_call(ResolveService(engine).undo, decision_id, _actor(actor, role, engine)))
+    _print_result(_resolve_call(ResolveService(engine).undo, decision_id, _actor(actor, role, engine),
+                                comment=comment))

@@ -97,6 +97,8 @@ def show(
         _echo(f"  applies to: {', '.join(d.scope.applies_to) or '-'};  not to: "
                    f"{', '.join(d.scope.does_not_apply_to) or '-'}")
     _echo(f"  review:     {d.review_state}   conflict {d.conflict_state}   origin {d.origin}")
+    if d.waits_for:
+        _echo(f"  waits for:  {d.waits_for}")
     if d.failure_class:
         _echo(f"  failure:    {d.failure_class}   promotion {d.promotion_status}")
     _echo(f"  created:    {iso(d.created_at)}   last validated {iso(d.last_validated_at) or '-'}")
@@ -167,6 +169,16 @@ def print_health(engine, as_json: bool, viewer=None) -> None:
         _echo(f"{h['repositoryId'] or '(org-wide)'}: {h['total']} memories")
         for state in ALL_STATES:
             _echo(f"  {state:<13}{h['byState'][state]:>6}")
+        b = h["reviewBacklog"]
+        if b["waiting"]:
+            _echo(f"  review backlog: {b['waiting']} waiting, oldest {b['oldestDays']} days ({b['oldestMemoryId']}), "
+                  f"median {b['medianDays']:g} days")
+        for u in h["highUse"]:
+            _echo(f"  high use: {u['memoryId']} ({u['uses']} uses)")
+        for x in h["harmful"]:
+            _echo(f"  harmful: {x['memoryId']} ({x['harmEvents']} harm events, latest {x['lastHarmAt']}, {x['state']})")
+        for v in h["policyViolations"]:
+            _echo(f"  policy violation: {v['memoryId']} {v['violation']}")
         for a in h["actionRequired"]:
             _echo(f"  action required: {a}")
     for line in incident_lines(engine, viewer):

@@ -351,6 +351,7 @@ def collect_decisions(engine: Engine, *, since: datetime | None = None, actor: s
         comment = next((e.comment for e in evs if e.comment), None)
         if first.decision_id is not None:
             d = decisions.get(first.decision_id)
+            comment = comment or ((d.payload or {}).get("comment") if d else None)
             kind, action = (d.kind, d.action) if d else ("decision", "unknown")
             subject, undone_by = (d.subject_id, d.undone_by) if d else (None, None)
         elif first.compensates is not None:

@@ -6,7 +6,6 @@ memory id, no wall-clock time, no job ids).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
@@ -17,10 +16,10 @@ from sqlmodel import Session, select
 
 from memtui.clock import iso
 from memtui.domain.pruning import PruningRules
-from memtui.domain.states import ALL_STATES, QUEUE_STATES
-from memtui.maintenance.assess import assess
+from memtui.domain.states import QUEUE_STATES
 from memtui.maintenance.prune import load_pruning_policy, pruning_plan
-from memtui.store.models import Memory, Revalidation, StateHistory
+from memtui.review.lifecycle import waiting_reasons
+from memtui.store.models import Memory, Revalidation
 from memtui.text import visible_data
 
 REPORT_FILES = ("memory-health-report.yaml", "memory-revalidation-report.yaml", "memory-conflicts.yaml",
@@ -50,60 +49,12 @@ def _revalidations(session: Session) -> dict[str, Revalidation]:
     return {r.memory_id: r for r in session.exec(select(Revalidation).order_by(Revalidation.memory_id))}
 
 
-def _last_reasons(session: Session, memory_ids: list[str]) -> dict[str, str]:
-    """The reason of the newest history event of each memory (why it is where it is)."""
-    out: dict[str, str] = {}
-    for mid, reason in session.exec(select(StateHistory.memory_id, StateHistory.reason)
-                                    .where(StateHistory.memory_id.in_(memory_ids))
-                                    .order_by(StateHistory.memory_id, StateHistory.event_id)):
-        out[mid] = reason
-    return out
-
-
 def health_report(engine: Engine, now: datetime) -> dict[str, Any]:
-    """``memoryHealth``: per repository, counts per state and the summary keys of seed 000 §19.3."""
-    assessments = assess(engine)
-    with Session(engine) as session:
-        memories = list(session.exec(select(Memory.memory_id, Memory.repository_id, Memory.state,
-                                            Memory.conflict_state).order_by(Memory.memory_id)))
-        reval = _revalidations(session)
-    band = {a.memory_id: a.quality.band for a in assessments}
-    by_repo: dict[str | None, list] = defaultdict(list)
-    for row in memories:
-        by_repo[row[1]].append(row)
-    out = []
-    for repo in sorted(by_repo, key=lambda r: (r is None, r or "")):
-        rows = by_repo[repo]
-        counts = {s: 0 for s in ALL_STATES}
-        for _mid, _repo, state, _c in rows:
-            counts[state] += 1
-        live = [r for r in rows if r[2] in ("active", "approved", "needs_review", "challenged", "candidate")]
-        stale = sorted(r[0] for r in live if r[0] in reval and reval[r[0]].status != "valid")
-        conflicted = sorted(r[0] for r in rows if r[3] == "open")
-        high = sorted(r[0] for r in rows if r[2] == "active" and band.get(r[0]) == "high")
-        action = []
-        if counts["needs_review"]:
-            action.append(f"review {counts['needs_review']} memories that need review")
-        if stale:
-            action.append(f"revalidate {len(stale)} stale memories: {', '.join(stale)}")
-        if conflicted:
-            action.append(f"resolve conflicts of {len(conflicted)} memories")
-        if counts["candidate"]:
-            action.append(f"decide {counts['candidate']} pending candidates")
-        if counts["challenged"]:
-            action.append(f"look at {counts['challenged']} challenged memories (harm reported)")
-        out.append({
-            "repositoryId": repo, "total": len(rows), "active": counts["active"],
-            "candidatesPending": counts["candidate"], "needsReview": counts["needs_review"],
-            "stale": len(stale), "conflicted": len(conflicted), "expired": counts["expired"],
-            "invalidated": counts["invalidated"], "highValue": len(high), "byState": counts,
-            "actionRequired": action,
-        })
-    from memtui.safety.incidents import secret_incidents
+    """``memoryHealth`` per repository and the secret incidents: the one health model
+    (:mod:`memtui.review.health`, seed 000 §19), exactly as ``memtui health --json`` gives it."""
+    from memtui.review.health import build_health, health_dict
 
-    with Session(engine) as session:
-        incidents = secret_incidents(session)  # design §22.4: listed for their owner
-    return {"generatedAt": iso(now), "memoryHealth": out, "secretIncidents": incidents}
+    return health_dict(build_health(engine, None, now))
 
 
 def revalidation_report(engine: Engine, now: datetime) -> dict[str, Any]:
@@ -155,7 +106,7 @@ def review_queue_report(engine: Engine, now: datetime) -> dict[str, Any]:
                                  .where(Memory.state.in_([s.value for s in QUEUE_STATES]))
                                  .order_by(Memory.memory_id)))
         reval = _revalidations(session)
-        last = _last_reasons(session, [r[0] for r in rows])
+        last = waiting_reasons(session, [r[0] for r in rows])
     items = []
     for mid, state, conflict, impact in rows:
         r = reval.get(mid)

@@ -313,3 +313,41 @@ def record_note(session: Session, memory: Memory, actor: Actor, reason: str, *,
     )
     session.add(event)
     return event
+
+
+def waiting_reason(events) -> str | None:
+    """Why a memory is in its state now: the reason of the event that put it there (issue 11, item 3).
+
+    ``events``: the memory's history, oldest first (rows or views with ``event_id``, ``from_state``,
+    ``to_state``, ``reason``, ``compensates``). Notes (from = to) change no state and are skipped; an
+    undo takes its undone event out, so after "needs review -> approve -> undo" the reason is the
+    one the memory was sent to review with, not "undo of …". An undo that leads somewhere no kept
+    event did (a created memory archived) is its own reason. None for no events."""
+    effective: list = []
+    for e in events:
+        if e.from_state is not None and e.from_state == e.to_state:
+            continue
+        if e.compensates is not None:
+            at = next((i for i in range(len(effective) - 1, -1, -1) if effective[i].event_id == e.compensates), None)
+            if at is not None:
+                del effective[at]
+                if effective and effective[-1].to_state == e.to_state:
+                    continue
+        effective.append(e)
+    return effective[-1].reason if effective else None
+
+
+def waiting_reasons(session: Session, memory_ids: list[str]) -> dict[str, str]:
+    """:func:`waiting_reason` of each memory in ``memory_ids`` (those with history), in one query per 500."""
+    out: dict[str, str] = {}
+    for i in range(0, len(memory_ids), 500):
+        chunk = memory_ids[i:i + 500]
+        by_memory: dict[str, list] = {}
+        for e in session.exec(select(StateHistory).where(StateHistory.memory_id.in_(chunk))
+                              .order_by(StateHistory.memory_id, StateHistory.event_id)):
+            by_memory.setdefault(e.memory_id, []).append(e)
+        for mid, events in by_memory.items():
+            reason = waiting_reason(events)
+            if reason is not None:
+                out[mid] = reason
+    return out

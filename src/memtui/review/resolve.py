@@ -97,6 +97,19 @@ def _decision(session: Session, kind: str, subject: str, action: str, actor: Act
     return d
 
 
+def _commented(decision: ReviewDecision, comment: str | None) -> None:
+    """Keep the reviewer's ``comment`` (why) in the decision's payload, for the decision report (issue 11,
+    item 7); set last, after the payload is complete. A comment holding a secret was refused before."""
+    if comment:
+        decision.payload = {**(decision.payload or {}), "comment": comment}
+
+
+def _refuse_secret(comment: str | None) -> None:
+    from memtui.safety.guard import refuse_secret_comment
+
+    refuse_secret_comment(comment)  # issue 9: a secret never reaches the store
+
+
 def _dated(m: Memory) -> Dated:
     source = f"{m.proposer_type}:{m.proposer_id}" if m.proposer_type and m.proposer_id else None
     high = m.type == "architecture_decision" or m.impact == "high" or m.repository_id is None
@@ -146,7 +159,7 @@ class ResolveService:
 
     # ---- duplicates ----------------------------------------------------------------------
     def merge(self, cluster_id: str, actor: Actor, *, canonical_id: str | None = None,
-              canonical_text: str | None = None) -> DecisionResult:
+              canonical_text: str | None = None, comment: str | None = None) -> DecisionResult:
         """Merge a duplicate cluster into its canonical member (or ``canonical_id``), optionally with
         edited text. The canonical keeps the union of the members' evidence, tags, the highest
         confidence and the latest use; the others become ``superseded`` with ``supersededBy``
@@ -155,6 +168,7 @@ class ResolveService:
         from memtui.safety.guard import refuse_secret_comment
 
         refuse_secret_comment(canonical_text, "edited statement")
+        _refuse_secret(comment)
         with Session(self.engine) as session, session.begin():
             cluster = _get(session, DuplicateCluster, cluster_id, "duplicate cluster")
             if cluster.status != "open":
@@ -201,10 +215,12 @@ class ResolveService:
             session.add(cluster)
             payload["closed"] = closed
             decision.payload = payload
+            _commented(decision, comment)
             return DecisionResult(decision.decision_id, "merge", "merge", changes)
 
-    def not_duplicates(self, cluster_id: str, actor: Actor) -> DecisionResult:
+    def not_duplicates(self, cluster_id: str, actor: Actor, *, comment: str | None = None) -> DecisionResult:
         """Dismiss a cluster: every pair of its members is remembered as not duplicates (never proposed again)."""
+        _refuse_secret(comment)
         with Session(self.engine) as session, session.begin():
             cluster = _get(session, DuplicateCluster, cluster_id, "duplicate cluster")
             if cluster.status != "open":
@@ -224,11 +240,13 @@ class ResolveService:
             cluster.status, cluster.decided_at = "dismissed", utcnow()
             session.add(cluster)
             decision.payload = {"pairs": pairs}
+            _commented(decision, comment)
             return DecisionResult(decision.decision_id, "not_duplicates", "not_duplicates", {})
 
     # ---- conflicts -----------------------------------------------------------------------
     def resolve_conflict(self, conflict_id: str, action: str, actor: Actor, *, supersede: bool = False,
-                         scopes: dict[str, dict[str, Any]] | None = None) -> DecisionResult:
+                         scopes: dict[str, dict[str, Any]] | None = None,
+                         comment: str | None = None) -> DecisionResult:
         """Resolve a conflict: ``keep_a`` (B invalidated, or superseded by A with ``supersede``),
         ``keep_b``, ``keep_newer`` (the later-recorded fact kept, the older superseded by it), ``neither`` (both invalidated), ``not_a_conflict`` (remembered; never reopened),
         or ``narrow`` (both stay valid; ``scopes`` maps memory id -> {modulePath, appliesTo,
@@ -236,6 +254,7 @@ class ResolveService:
         if action not in CONFLICT_ACTIONS:
             raise ResolveError(f"unknown resolution {action.replace('_', '-')!r}; use one of "
                                f"{', '.join(a.replace('_', '-') for a in CONFLICT_ACTIONS)}")
+        _refuse_secret(comment)
         with Session(self.engine) as session, session.begin():
             conflict = _get(session, MemoryConflict, conflict_id, "conflict")
             if conflict.status != "open":
@@ -304,11 +323,13 @@ class ResolveService:
                     record_note(session, m, actor, why + (" (scope narrowed)" if m.memory_id in payload["scopes"] else ""),
                                 decision_id=decision.decision_id)
             decision.payload = payload
+            _commented(decision, comment)
             return DecisionResult(decision.decision_id, "conflict", action, changes)
 
     # ---- compaction ----------------------------------------------------------------------
     def accept_compaction(self, proposal_id: str, actor: Actor, *, statement: str | None = None,
-                          keep: list[str] | None = None, activate: bool = True) -> DecisionResult:
+                          keep: list[str] | None = None, activate: bool = True,
+                          comment: str | None = None) -> DecisionResult:
         """Accept a compaction proposal: a new memory with the (edited) statement and the union of
         the members' evidence. The new memory becomes active when ``activate``, every member was
         already reviewed (active or approved) and the invariants allow (a broadened scope needs a
@@ -320,6 +341,7 @@ class ResolveService:
         from memtui.safety.guard import refuse_secret_comment
 
         refuse_secret_comment(statement, "edited statement")
+        _refuse_secret(comment)
         with Session(self.engine) as session, session.begin():
             proposal = _get(session, CompactionProposal, proposal_id, "compaction proposal")
             if proposal.status != "open":
@@ -385,10 +407,12 @@ class ResolveService:
                 else:
                     record_note(session, m, actor, f"compaction {proposal_id} pending: stays in use until {new_id} "
                                 "is approved", decision_id=decision.decision_id)
+            _commented(decision, comment)
             return DecisionResult(decision.decision_id, "compaction", "accept", changes, new_id)
 
-    def reject_compaction(self, proposal_id: str, actor: Actor) -> DecisionResult:
+    def reject_compaction(self, proposal_id: str, actor: Actor, *, comment: str | None = None) -> DecisionResult:
         """Reject a compaction proposal; its members stay as they are and it is not proposed again."""
+        _refuse_secret(comment)
         with Session(self.engine) as session, session.begin():
             proposal = _get(session, CompactionProposal, proposal_id, "compaction proposal")
             if proposal.status != "open":
@@ -399,14 +423,16 @@ class ResolveService:
                             decision_id=decision.decision_id)
             proposal.status, proposal.decided_at, proposal.decided_by = "rejected", utcnow(), actor.id
             session.add(proposal)
+            _commented(decision, comment)
             return DecisionResult(decision.decision_id, "compaction", "reject", {})
 
     # ---- undo ----------------------------------------------------------------------------
-    def undo(self, decision_id: str, actor: Actor) -> DecisionResult:
+    def undo(self, decision_id: str, actor: Actor, *, comment: str | None = None) -> DecisionResult:
         """Undo a multi-memory decision with compensating events, restoring what it changed.
 
         Refused when any memory it touched has changed since (a later event), when it was
         already undone, or when someone other than its author (or a lead) asks."""
+        _refuse_secret(comment)
         with Session(self.engine) as session, session.begin():
             d = _get(session, ReviewDecision, decision_id, "decision")
             if d.undone_by:
@@ -516,5 +542,6 @@ class ResolveService:
             d.undone_by = undo_id
             session.add(d)
             session.add(ReviewDecision(decision_id=undo_id, kind="undo", subject_id=decision_id, action="undo",
-                                       actor_id=actor.id, payload={}, created_at=utcnow()))
+                                       actor_id=actor.id, payload={"comment": comment} if comment else {},
+                                       created_at=utcnow()))
             return DecisionResult(undo_id, "undo", d.kind, changes)

@@ -23,7 +23,7 @@ from memtui.domain.states import ALL_STATES, QUEUE_STATES
 from memtui.governance.visibility import can_see, restrict
 from memtui.review.concurrency import changed_by, changed_by_now, retry_when_outraced
 from memtui.review.lifecycle import MemoryNotFound, load_evidence, transition
-from memtui.review.lifecycle import RETIRED_STATES, close_conflicts_of_retired
+from memtui.review.lifecycle import RETIRED_STATES, close_conflicts_of_retired, waiting_reasons
 from memtui.review.views import (
     DecisionOutcome,
     EventView,
@@ -334,6 +334,7 @@ class ReviewService:
                 proposed_statement=reval.proposed_statement if reval else None,
                 sources=tuple(lineage.sources_of(session, memory_id)),
                 compaction_status=compaction.status if compaction else None,
+                waiting_reason=waiting_reasons(session, [memory_id]).get(memory_id),
             )
 
     def history(self, memory_id: str) -> list[EventView]:
@@ -372,6 +373,19 @@ class ReviewService:
             out.append((edge, i))
         return out
 
+    def memory_page(self, memory_id: str):
+        """A memory's detail, full history, usage and harm, and related items
+        (:func:`memtui.review.memory_page.memory_page`). Raises MemoryNotFound / MemoryOutOfScope."""
+        from memtui.review.memory_page import memory_page
+
+        return memory_page(self.engine, self.viewer, memory_id)
+
+    def health_model(self, now: datetime | None = None):
+        """The one health model (:func:`memtui.review.health.build_health`) of what this service's viewer sees."""
+        from memtui.review.health import build_health
+
+        return build_health(self.engine, self.viewer, now)
+
     def conflict_open_count(self) -> dict[str | None, int]:
         """Memories with an open conflict, per repository."""
         with Session(self.engine) as session:
@@ -381,38 +395,14 @@ class ReviewService:
             return {repo: n for repo, n in rows}
 
 
-def _health_dicts(rows, conflicted: dict) -> list[dict]:
-    """The ``memoryHealth`` rows of ``memtui health --json`` (and the HTTP API's health endpoint)."""
-    out = []
-    for r in rows:
-        s = r.by_state
-        queue = s["candidate"] + s["needs_review"] + s["challenged"] + s["approved"]
-        action = []
-        if s["needs_review"] or s["challenged"]:
-            action.append(f"review {s['needs_review'] + s['challenged']} memories that need review")
-        if s["candidate"]:
-            action.append(f"decide {s['candidate']} pending candidates")
-        if conflicted.get(r.repository_id):
-            action.append(f"resolve conflicts of {conflicted[r.repository_id]} memories")
-        out.append({
-            "repositoryId": r.repository_id, "total": r.total,
-            "active": s["active"], "candidatesPending": s["candidate"], "needsReview": s["needs_review"],
-            "conflicted": conflicted.get(r.repository_id, 0), "expired": s["expired"],
-            "reviewQueue": queue, "byState": s, "actionRequired": action,
-        })
-    return out
-
-
 def health_json(engine: Engine, viewer: Actor | None, repository_id: str | None = None) -> dict:
-    """``{"memoryHealth": [...], "secretIncidents": [...]}`` as ``memtui health --json`` prints it, of the
-    memory ``viewer`` may see; ``repository_id`` narrows both lists to one repository."""
-    from memtui.safety.incidents import secret_incidents
+    """``memtui health --json`` (and the HTTP API's health endpoint): :func:`memtui.review.health.health_dict`
+    of the memory ``viewer`` may see, now; ``repository_id`` narrows ``memoryHealth`` and
+    ``secretIncidents`` to one repository."""
+    from memtui.review.health import build_health, health_dict
 
-    svc = ReviewService(engine, viewer)
-    rows = _health_dicts(svc.health(), svc.conflict_open_count())
-    with Session(engine) as session:
-        incidents = secret_incidents(session, viewer)
+    report = health_dict(build_health(engine, viewer))
     if repository_id is not None:
-        rows = [r for r in rows if r["repositoryId"] == repository_id]
-        incidents = [i for i in incidents if i["repositoryId"] == repository_id]
-    return {"memoryHealth": rows, "secretIncidents": incidents}
+        report["memoryHealth"] = [r for r in report["memoryHealth"] if r["repositoryId"] == repository_id]
+        report["secretIncidents"] = [i for i in report["secretIncidents"] if i["repositoryId"] == repository_id]
+    return report

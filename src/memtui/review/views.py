@@ -63,6 +63,12 @@ class EvidenceView:
     status_reason: str | None = None
 
     @property
+    def git_checkable(self) -> bool:
+        """Whether revalidation can check it against git: a file at a commit (human, replay and
+        ref evidence without one is ``not_checkable``; revalidation.engine)."""
+        return bool(self.path and self.commit_sha)
+
+    @property
     def current_location(self) -> str | None:
         """``path:start-end@commit7`` where revalidation last found the evidence at HEAD, or None."""
         if not self.current_path or self.current_line_start is None:
@@ -150,6 +156,14 @@ class MemoryDetailView:
     proposed_statement: str | None = None  # revalidation's edit when a named path moved
     sources: tuple[str, ...] = ()  # the memories it was compacted or merged from (review.lineage)
     compaction_status: str | None = None  # its compaction proposal's status: pending_review | accepted
+    waiting_reason: str | None = None  # why it is in its state now (review.lifecycle.waiting_reason)
+
+    @property
+    def waits_for(self) -> str | None:
+        """Why it waits in the review queue (its :attr:`waiting_reason`), or None when it is not in the queue."""
+        from memtui.domain.states import QUEUE_STATES
+
+        return self.waiting_reason if self.state in {s.value for s in QUEUE_STATES} else None
 
 
 @dataclass(frozen=True)
@@ -177,6 +191,22 @@ class RepositoryHealth:
         return sum(self.by_state.values())
 
 
+def freshness_note(d: "MemoryDetailView") -> str | None:
+    """What the detail says about revalidation when nothing was checked yet, or None.
+
+    Only evidence git can check, of a memory with a repository, is ever revalidated: an org-wide
+    memory or one with only human / replay / ref evidence is vouched for by its reviewer and
+    would otherwise read "not revalidated yet" forever (issue 11)."""
+    if not d.evidence or any(e.status != "unchecked" for e in d.evidence):
+        return None
+    kinds = ", ".join(sorted({e.type for e in d.evidence}))
+    if not any(e.git_checkable for e in d.evidence):
+        return f"{kinds} evidence: git does not revalidate it (no file at a commit); its reviewers vouch for it"
+    if d.scope.repository_id is None:
+        return f"org-wide: no repository to revalidate its {kinds} evidence against; its reviewers vouch for it"
+    return "evidence not revalidated yet (m runs maintenance)"
+
+
 def detail_json(d: "MemoryDetailView") -> dict:
     """A memory's record as ``memtui show --json`` and ``GET /memory/{id}`` give it (camelCase)."""
     return {
@@ -195,6 +225,7 @@ def detail_json(d: "MemoryDetailView") -> dict:
         "lastUsedAt": iso(d.last_used_at), "expiresAt": iso(d.expires_at),
         "expiresAfterDays": d.expires_after_days, "reviewAfterDays": d.review_after_days,
         "supersededBy": d.superseded_by, "sources": list(d.sources), "compactionStatus": d.compaction_status,
+        "waitingReason": d.waiting_reason,
         "version": d.version,
         "evidence": [
             {"type": e.type, "path": e.path, "commitSha": e.commit_sha,

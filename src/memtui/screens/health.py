@@ -35,10 +35,13 @@ class HealthScreen(BaseScreen):
             yield DataTable(id="health-table", cursor_type="row", show_cursor=False)
             yield Static(Text("Action required", style="bold"), classes="section")
             yield Static("", id="actions")
+            yield Static("", id="sections")
             yield Static(Text("Growth: memories in the store, last 26 weeks", style="bold"), classes="section")
             yield Sparkline([], id="growth")
             yield Static("", id="growth-label")
         yield Footer()
+
+    action_lines: list[tuple[str | None, str]] = []
 
     def on_mount(self) -> None:
         self.sub_title = "memory health"
@@ -55,16 +58,15 @@ class HealthScreen(BaseScreen):
 
     @work(thread=True, exclusive=True, group="health")
     def refresh_health(self) -> None:
-        """Load counts, conflicts and growth from the store (thread worker), then show them."""
+        """Load the one health model and the growth from the store (thread worker), then show them."""
         svc = self.app.service
-        rows, conflicts, growth = svc.health(), svc.conflict_open_count(), svc.growth(26)
-        self.app.call_from_thread(self._show, rows, conflicts, growth)
+        model, growth = svc.health_model(), svc.growth(26)
+        self.app.call_from_thread(self._show, model, growth)
 
-    def _show(self, rows, conflicts, growth) -> None:
+    def _show(self, model, growth) -> None:
         table = self.query_one("#health-table", DataTable)
         table.clear()
-        actions = Text()
-        for r in rows:
+        for r in model.repositories:
             name = r.repository_id or "(org-wide)"
             cells = [Text(visible(name)), Text(str(r.total))]
             for state in ALL_STATES:
@@ -73,25 +75,58 @@ class HealthScreen(BaseScreen):
                     "bold red" if n and state == "blocked" else ("dim" if n == 0 else ""))
                 cells.append(Text(str(n), style=style))
             table.add_row(*cells, key=name)
-            s = r.by_state
-            items = []
-            if s["needs_review"] or s["challenged"]:
-                items.append(f"review {s['needs_review'] + s['challenged']} memories that need review")
-            if conflicts.get(r.repository_id):
-                items.append(f"resolve conflicts of {conflicts[r.repository_id]} memories")
-            if s["candidate"]:
-                items.append(f"decide {s['candidate']} pending candidates")
-            if s["expired"]:
-                items.append(f"archive or renew {s['expired']} expired memories")
-            for item in items:
-                actions.append(f"• {visible(name)}: {item}\n")
-        if not rows:
+        #: (repository, sentence) exactly as shown under "Action required" (the model's, in its order)
+        self.action_lines = model.actions()
+        actions = Text()
+        for repo, item in self.action_lines:
+            actions.append(f"• {visible(repo or '(org-wide)')}: ", style="bold")
+            actions.append(visible(item) + "\n")
+        if not model.repositories:
             actions.append("The store holds no memories yet.", style="dim")
-        elif not actions.plain:
+        elif not self.action_lines:
             actions.append("Nothing needs action.", style="green")
         self.query_one("#actions", Static).update(actions)
+        self.query_one("#sections", Static).update(_sections(model))
         self.query_one("#growth", Sparkline).data = [n for _w, n in growth] or [0]
         if growth:
             first, last = growth[0], growth[-1]
             self.query_one("#growth-label", Static).update(Text(
                 f"{first[0]:%Y-%m-%d}: {first[1]}   →   {last[0]:%Y-%m-%d}: {last[1]}", style="dim"))
+
+
+def _sections(model) -> Text:
+    """Review backlog, high-use, harmful memory, policy violations and secret incidents (seed 000 §19.2)."""
+    out = Text()
+
+    def head(title: str) -> None:
+        out.append(("\n" if out.plain else "") + title + "\n", style="bold")
+
+    def line(repo: str | None, text: str, style: str = "") -> None:
+        out.append(f"  {visible(repo or '(org-wide)')}: ", style="dim")
+        out.append(visible(text) + "\n", style=style)
+
+    head("Review backlog")
+    for r in model.repositories:
+        b = r.backlog
+        line(r.repository_id, f"{b.waiting} waiting, oldest {b.oldest_days} days ({b.oldest_memory_id}), "
+                              f"median {b.median_days:g} days" if b.waiting and b.oldest_days is not None
+             else f"{b.waiting} waiting")
+    sections = (
+        ("High-use memory", lambda r: [f"{m} ({n} uses)" for m, n in r.high_use], ""),
+        ("Harmful memory", lambda r: [f"{m} ({n} harm events, latest {last:%Y-%m-%d}, {st})"
+                                      for m, n, last, st in r.harmful], "magenta"),
+        ("Policy violations", lambda r: [f"{m} {v}" for m, v in r.violations], "red"),
+    )
+    for title, items, style in sections:
+        head(title)
+        rows = [(r.repository_id, t) for r in model.repositories for t in items(r)]
+        for repo, t in rows:
+            line(repo, t, style)
+        if not rows:
+            out.append("  none\n", style="dim")
+    if model.secret_incidents:
+        head("Secret incidents")
+        for i in model.secret_incidents:
+            line(i["repositoryId"], f"{i['memoryId']}: {', '.join(i['types'])} (owner {i['owner']}); "
+                                    "blocked — memtui purge ID --comment WHY", "red")
+    return out

@@ -42,6 +42,9 @@ class ProposalScreen(BaseScreen):
         super().__init__()
         self.items: list = []
         self._undo: list[str] = []
+        #: the row key (cluster, conflict or proposal id) to put the cursor on once the list is
+        #: loaded (a jump from the memory screen); cleared once used
+        self.select_key: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -85,6 +88,12 @@ class ProposalScreen(BaseScreen):
     def _show(self, items: list) -> None:
         keep = self.current()
         keep_key = self.item_key(keep) if keep is not None else None
+        wanted, self.select_key = self.select_key, None  # a jump from the memory screen, used once
+        if wanted is not None:
+            if wanted in {self.item_key(i) for i in items}:
+                keep_key = wanted
+            else:
+                self.notify(f"{wanted} is no longer open.", severity="warning", markup=False)
         self.items = items
         table = self.query_one("#list", ListTable)
         table.clear()

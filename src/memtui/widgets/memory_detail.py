@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from memtui.clock import iso
-from memtui.review.views import EvidenceView, MemoryDetailView
+from memtui.review.views import EvidenceView, MemoryDetailView, freshness_note
 from memtui.widgets.literal import literal, visible
 from memtui.widgets.wrap import Wrapped
 
@@ -76,8 +76,9 @@ def render_detail(d: MemoryDetailView) -> list[Text]:
         lines.append(Text("⚑ high impact: approving or retiring it needs a lead (--role lead)", style="bold magenta"))
     if d.conflict_state == "open":
         lines.append(Text("⚑ in an open conflict: excluded from recall until resolved", style="bold red"))
-    if d.evidence and all(e.status == "unchecked" for e in d.evidence):
-        lines.append(Text("⚑ evidence not revalidated yet (m runs maintenance)", style="yellow"))
+    note = freshness_note(d)
+    if note:
+        lines.append(Text("⚑ " + note, style="yellow" if note.startswith("evidence not") else "dim"))
     proposer = f"   proposed by {d.proposer_type}:{d.proposer_id or '?'}" if d.proposer_type else ""
     lines.append(_row("origin", f"{d.origin}{proposer}"))
     if d.failure_class:
