@@ -117,9 +117,9 @@ async def test_enter_on_a_conflict_jumps_to_it_and_escape_comes_back(tmp_path):
         await pilot.press("enter")
         await _settle(pilot)
         assert type(app.screen).__name__ == "ConflictsScreen"
-        table = app.screen.query_one("#conflict-list", DataTable)
+        table = app.screen.query_one("#list")
         assert table.row_count >= 2  # the demo has more than one open conflict: the cursor was moved to ours
-        assert app.screen._current().conflict_id == conflict_id
+        assert app.screen.current().conflict_id == conflict_id
         await pilot.press("escape")
         await _settle(pilot)
         assert type(app.screen).__name__ == "MemoryScreen"
@@ -165,7 +165,7 @@ async def test_jump_to_a_duplicate_cluster_or_a_compaction_selects_it(tmp_path, 
         await pilot.press("enter")
         await _settle(pilot)
         assert type(app.screen).__name__ == {"duplicates": "DuplicatesScreen", "compaction": "CompactionScreen"}[kind]
-        current = app.screen._current()
+        current = app.screen.current()
         assert (current.cluster_id if kind == "duplicates" else current.proposal_id) == target
 
 
