@@ -8,8 +8,9 @@ and personal-data screening does real work), imports it with the ``memtui import
 subprocess, and copies the resulting SQLite store to ``db_path``. Built stores are cached under
 ``bench/.cache/store100k/`` by (n, a hash of ``src/memtui`` and this file): a second call copies.
 
-Run as a script it prints one JSON object: ``n``, ``import_seconds`` and ``import_peak_rss_mb``
-(the whole ``memtui import`` process, from ``os.wait4``), ``memories`` (rows in the store), and
+Run as a script it prints one JSON object: ``n``, ``import_seconds`` (wall), ``import_cpu_seconds`` (user + system)
+and ``import_peak_rss_mb`` (the whole ``memtui import`` process, from ``os.wait4``), ``memories`` (rows
+in the store), ``load_avg_1m`` (the machine is shared: wall time follows its load), and
 ``baseline``: the same import by the code before the streaming import (commit ``BASELINE_COMMIT``,
 checked out of git into a temporary folder) on ``--baseline-n`` records, beside the figures first
 measured for 100,000 records with that code.
@@ -194,7 +195,8 @@ def run_import(jsonl: Path, db: Path, *, python: str = sys.executable, pythonpat
         text = out.read().decode("utf-8", "replace").strip()
     if proc.returncode != 0:
         raise RuntimeError(f"memtui import exited {proc.returncode}: {text[-2000:]}")
-    return {"import_seconds": round(seconds, 2), "import_peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+    return {"import_seconds": round(seconds, 2), "import_cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+            "import_peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "load_avg_1m": round(os.getloadavg()[0], 2),
             "output": text.splitlines()[0] if text else ""}
 
 
@@ -253,7 +255,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="store100k-") as tmp:
         work = Path(tmp)
         result = build_store(args.n, work / "store.db", rebuild=args.rebuild)
-        out = {k: result[k] for k in ("n", "import_seconds", "import_peak_rss_mb", "memories", "cached")}
+        out = {k: result[k] for k in ("n", "import_seconds", "import_cpu_seconds", "import_peak_rss_mb", "memories",
+                                      "cached", "load_avg_1m")}
         out["jsonl_mb"] = round(Path(result["jsonl"]).stat().st_size / 1e6, 1)
         out["output"] = result["output"]
         out["targets"] = {"import_seconds": 15, "import_peak_rss_mb": 400}
