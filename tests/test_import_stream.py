@@ -183,3 +183,60 @@ def test_format_of_a_jsonl_file_from_its_head(tmp_path):
     assert detect_format(one) == "mem0"
     native = write_jsonl(tmp_path / "native.jsonl", [record(i) for i in range(30)])
     assert detect_format(native) == "native"
+
+
+def test_large_file_read_in_a_second_process_gives_the_same_outcome(store_url, tmp_path, monkeypatch):
+    """A JSON Lines file of PARALLEL_BYTES or more is validated and screened in a forked child while
+    this process writes: the same report, rows and refusals as the one-process path on the same file."""
+    import memtui.importers.native as native
+
+    records = [record(i) for i in range(N)]
+    records[10]["statement"] = "Deploys use AKIAIOSFODNN7EXAMPLE for the bucket."
+    records[1_999]["confidence"] = -1
+    records[2_400]["memoryId"] = "mem-00007"
+    path = write_jsonl(tmp_path / "big.jsonl", records)
+    assert path.stat().st_size < native.PARALLEL_BYTES
+
+    outputs = []
+    for threshold in (1, 10**12):  # a second process, then one process
+        monkeypatch.setattr(native, "PARALLEL_BYTES", threshold)
+        refused = run_import(store_url, str(path))
+        assert refused.exit_code == 1 and counts(store_url) == (0, 0, 0)
+        kept = run_import(store_url, "--skip-invalid", str(path))
+        assert kept.exit_code == 0, kept.output
+        outputs.append((refused.output, kept.output, counts(store_url)))
+        from memtui.store.engine import open_store
+
+        engine = open_store(store_url)
+        try:
+            with Session(engine) as s:
+                assert s.get(Memory, "mem-00010").state == "blocked"
+            with engine.begin() as conn:  # empty the store for the next round
+                for table in ("audit_event", "secret_finding", "memory_state_history", "evidence", "memory"):
+                    conn.exec_driver_sql(f"DELETE FROM {table}")
+        finally:
+            engine.dispose()
+    assert outputs[0] == outputs[1]
+    refused, kept, rows = outputs[0]
+    assert "2 record(s) refused; nothing was imported" in refused
+    assert f"{path}: line 2000: record 2000 (mem-01999): field 'confidence'" in refused
+    assert f"{path}: line 2401: record 2401 (mem-00007): field 'memoryId': duplicate id: {path}: line 8 (record 8)" \
+        in refused
+    assert f"imported {N - 2}, already present 0, rejected 2" in kept
+    assert rows == (N - 2, 2 * (N - 2), N - 2)
+
+
+def test_a_record_error_and_a_file_error_cross_processes_intact():
+    """What the reading process sends back pickles to an equal error (same text, same fields)."""
+    import pickle
+
+    from memtui.importers.native import RecordError
+    from memtui.importers.reader import ImportFileError
+
+    err = RecordError("a.jsonl", 4, 5, "mem-1", "scope.repositoryId", "bad")
+    back = pickle.loads(pickle.dumps(err))
+    assert (str(back), back.path, back.index, back.line, back.record_id, back.field) == (
+        str(err), "a.jsonl", 4, 5, "mem-1", "scope.repositoryId")
+    ferr = ImportFileError("a.jsonl", "cannot read", 3, 7)
+    fback = pickle.loads(pickle.dumps(ferr))
+    assert (str(fback), fback.line, fback.column) == ("a.jsonl: line 3, column 7: cannot read", 3, 7)

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from queue import Empty
+from typing import Any, Callable, Iterable, Iterator
 
 from pydantic import ValidationError
 from sqlalchemy import text
@@ -24,8 +26,8 @@ from sqlmodel import Session, select
 
 from memtui.clock import utcnow
 from memtui.domain.invariants import Actor, LifecycleError
-from memtui.importers.limits import record_problems
-from memtui.importers.reader import ImportFileError, LineDict, RawRecord, open_records
+from memtui.importers.limits import ImportLimits, current_limits, record_problems, use_limits
+from memtui.importers.reader import ImportFileError, JsonlStream, LineDict, RawRecord, open_records
 from memtui.importers.schema import AwtlCandidateIn, CandidateIn, EvidenceIn, MemoryIn, record_kind
 from memtui.store.models import Evidence, Memory
 from memtui.store.rows import RowView, new_row
@@ -48,6 +50,9 @@ class RecordError(Exception):
             f" ({visible_line(self.record_id)})" if self.record_id else "")
         fld = f": field '{self.field}'" if self.field else ""
         return f"{where}{what}{fld}: {self.message}"
+
+    def __reduce__(self):  # picklable: it crosses from the process that reads a large file
+        return RecordError, (self.path, self.index, self.line, self.record_id, self.field, self.message)
 
 
 class ImportRefused(Exception):
@@ -303,19 +308,100 @@ def import_files(engine: Engine, paths: list[Path | str], actor: Actor, *, skip_
     return report
 
 
+#: A JSON Lines file at least this large is read, validated and screened by a second process while this
+#: one writes (issue 11, item 9): the two halves of the work take about as long, so on two cores the
+#: import takes about half as long. Smaller files (and platforms without ``fork``) stay in one process.
+PARALLEL_BYTES = 4_000_000
+
+
+@dataclass
+class Prepared:
+    """One record validated and screened (:func:`prepare`), what the writer needs of it: where it is,
+    its id field and that field's line (for a duplicate), its rows (redacted) and what screening found."""
+
+    path: str
+    index: int
+    line: int | None
+    id_field: str
+    id_line: int | None
+    memory: dict
+    evidence: list[dict]
+    screen: Any
+
+
+def prepare(raw: RawRecord, personal: bool = True) -> Prepared | RecordError:
+    """:func:`parse_record_rows` and :func:`memtui.safety.guard.screen_memory` of one record (pure: no
+    store), or the :class:`RecordError` refusing it."""
+    from memtui.safety.guard import screen_memory
+
+    try:
+        memory, evidence = parse_record_rows(raw)
+    except RecordError as err:
+        return err
+    screen = screen_memory(RowView(memory), [RowView(e) for e in evidence], personal=personal)
+    id_field = _id_field(raw.data)
+    return Prepared(raw.path, raw.index, raw.line, id_field, _field_line(raw.data, (id_field,), raw.line),
+                    memory, evidence, screen)
+
+
+def _prepare_all(records: Iterable[RawRecord], personal: bool, limits: ImportLimits, out, batch: int) -> None:
+    """Child process: :func:`prepare` every record of ``records`` and put them on ``out`` in lists of
+    ``batch``; then ``None`` (done) or the :class:`ImportFileError` that stopped the reading."""
+    try:
+        with use_limits(limits):
+            chunk: list = []
+            for raw in records:
+                chunk.append(prepare(raw, personal))
+                if len(chunk) >= batch:
+                    out.put(chunk)
+                    chunk = []
+            out.put(chunk)
+        out.put(None)
+    except ImportFileError as exc:
+        out.put(exc)
+
+
+def _prepared_in_child(records: JsonlStream, personal: bool, batch: int) -> Iterator[Prepared | RecordError]:
+    """:func:`prepare` of every record of ``records``, computed in a forked child process a few batches
+    ahead of the caller (at most 4 batches wait: memory stays flat). Raises ImportFileError as reading does."""
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue(maxsize=4)
+    child = ctx.Process(target=_prepare_all, args=(records, personal, current_limits(), queue, batch),
+                        name="memtui-import-reader", daemon=True)
+    child.start()
+    try:
+        while True:
+            try:
+                item = queue.get(timeout=1.0)
+            except Empty:
+                if not child.is_alive():
+                    raise ImportFileError(records.path, f"the process reading it stopped (exit {child.exitcode})")
+                continue
+            if item is None:
+                return
+            if isinstance(item, ImportFileError):
+                raise item
+            yield from item
+    finally:
+        if child.is_alive():
+            child.terminate()
+        child.join()
+
+
 class RecordWriter:
     """Validates and writes native records in batches of ``batch`` inside the caller's transaction
     (issue 11, item 9): memory stays flat however many records come, and one bad record anywhere
     still means nothing is written, since the caller rolls the one transaction back.
 
-    Per record (:meth:`add`): :func:`parse_record_rows`; a second record with an id already seen
+    Per record (:meth:`add`, given :func:`prepare`'s outcome): a second record with an id already seen
     in this import is refused naming both places (file, line, record). Per batch: one query for the
     ids already in the store (same ``import_hash``: ``report.unchanged``; other content: refused),
-    secret and personal-data screening (:func:`memtui.safety.guard.screen_memory`), the creation
-    checks and sealed first event (:func:`memtui.review.lifecycle.admit_row`), then one insert per
-    table (:func:`memtui.review.lifecycle.insert_created`) and the secret findings of blocked ones.
-    Once a record is refused without ``skip_invalid`` the rest is still checked (every error is
-    reported) but no longer written. ``progress(done, total)``: records handled, records known so far.
+    the creation checks and sealed first event (:func:`memtui.review.lifecycle.admit_row`), then one
+    insert per table (:func:`memtui.review.lifecycle.insert_created`) and the secret findings of blocked
+    ones. Once a record is refused without ``skip_invalid`` the rest is still checked (every error is
+    reported) but no longer written. A JSON Lines file of :data:`PARALLEL_BYTES` or more is prepared in
+    a second process (:func:`_prepared_in_child`), with the same outcome record by record.
+    ``progress(done, total)``: records handled, records known so far.
     """
 
     def __init__(self, session: Session, actor: Actor, report: ImportReport, *, personal: bool = True,
@@ -324,77 +410,81 @@ class RecordWriter:
         self.session, self.actor, self.report = session, actor, report
         self.personal, self.skip_invalid, self.batch, self.progress = personal, skip_invalid, batch, progress
         self._seen: dict[str, tuple[str, int | None, int]] = {}  # id -> (file, line, index) of its record
-        self._pending: list[tuple[RawRecord, dict, list[dict]]] = []
+        self._pending: list[Prepared] = []
         self.done = 0
 
-    def write_all(self, sources: list[Iterator[RawRecord]]) -> None:
+    def write_all(self, sources: list[Iterable[RawRecord]]) -> None:
         """:meth:`add` every record of every source, then :meth:`flush`. A source that fails while
         being read (:class:`ImportFileError`) raises :class:`ImportRefused` naming it."""
         with _sqlite_cache(self.session):
             for records in sources:
                 try:
-                    for raw in records:
-                        self.add(raw)
+                    if (isinstance(records, JsonlStream) and records.size >= PARALLEL_BYTES
+                            and "fork" in multiprocessing.get_all_start_methods()):
+                        prepared: Iterable[Prepared | RecordError] = _prepared_in_child(
+                            records, self.personal, self.batch)
+                    else:
+                        prepared = (prepare(raw, self.personal) for raw in records)
+                    for item in prepared:
+                        self.add(item)
                 except ImportFileError as exc:
                     raise ImportRefused([exc]) from None
             self.flush()
 
-    def add(self, raw: RawRecord) -> None:
-        try:
-            memory, evidence = parse_record_rows(raw)
-        except RecordError as err:
-            self.report.rejected.append(err)
+    def add(self, item: Prepared | RecordError) -> None:
+        """Take one :func:`prepare` outcome: refuse it, or queue it for the next :meth:`flush`."""
+        if isinstance(item, RecordError):
+            self.report.rejected.append(item)
             self.done += 1
             return
-        mid = memory["memory_id"]
+        mid = item.memory["memory_id"]
         first = self._seen.get(mid)
         if first is not None:
             self.report.rejected.append(RecordError(
-                raw.path, raw.index, _field_line(raw.data, (_id_field(raw.data),), raw.line), mid,
-                _id_field(raw.data), f"duplicate id: {_place(*first)} has the same id; each record needs its own id"))
+                item.path, item.index, item.id_line, mid, item.id_field,
+                f"duplicate id: {_place(*first)} has the same id; each record needs its own id"))
             self.done += 1
             return
-        self._seen[mid] = (raw.path, raw.line, raw.index)
-        self._pending.append((raw, memory, evidence))
+        self._seen[mid] = (item.path, item.line, item.index)
+        self._pending.append(item)
         if len(self._pending) >= self.batch:
             self.flush()
 
     def flush(self) -> None:
         """Check and write the records added since the last flush."""
         from memtui.review.lifecycle import admit_row, insert_created
-        from memtui.safety.guard import blocked_note, screen_memory, screened_import
+        from memtui.safety.guard import blocked_note, screened_import
 
         pending, self._pending = self._pending, []
         if not pending:
             return
-        existing = existing_hashes(self.session, [m["memory_id"] for _, m, _ in pending])
+        existing = existing_hashes(self.session, [p.memory["memory_id"] for p in pending])
         report, write = self.report, not (self.report.rejected and not self.skip_invalid)
         memories: list[dict] = []
         evidence_rows: list[dict] = []
         events: list[dict] = []
         screened = []
-        for raw, memory, evidence in pending:
-            mid = memory["memory_id"]
+        for p in pending:
+            mid = p.memory["memory_id"]
             if mid in existing:
-                if existing[mid] == memory["import_hash"]:
+                if existing[mid] == p.memory["import_hash"]:
                     report.unchanged.append(mid)
                 else:
                     report.rejected.append(RecordError(
-                        raw.path, raw.index, raw.line, mid, "memoryId",
+                        p.path, p.index, p.line, mid, "memoryId",
                         "already in the store with different content; give the new version its own "
                         "memoryId (same logicalMemoryId) so the old one can be superseded"))
                 continue
-            screen = screen_memory(RowView(memory), [RowView(e) for e in evidence], personal=self.personal)
             try:
-                event = admit_row(self.session, memory, evidence, self.actor,
-                                  f"imported from {Path(raw.path).name} record {raw.index + 1}" + blocked_note(screen))
+                event = admit_row(self.session, p.memory, p.evidence, self.actor,
+                                  f"imported from {Path(p.path).name} record {p.index + 1}" + blocked_note(p.screen))
             except LifecycleError as exc:
-                report.rejected.append(RecordError(raw.path, raw.index, raw.line, mid, "state", str(exc)))
+                report.rejected.append(RecordError(p.path, p.index, p.line, mid, "state", str(exc)))
                 continue
-            memories.append(memory)
-            evidence_rows += evidence
+            memories.append(p.memory)
+            evidence_rows += p.evidence
             events.append(event)
-            screened.append((mid, screen))
+            screened.append((mid, p.screen))
         write = write and not (report.rejected and not self.skip_invalid)
         if write:
             insert_created(self.session, memories, evidence_rows, events)

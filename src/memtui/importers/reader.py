@@ -28,11 +28,14 @@ class ImportFileError(Exception):
     """A file cannot be read or parsed at all; ``str()`` names the file and line."""
 
     def __init__(self, path: Path | str, message: str, line: int | None = None, column: int | None = None):
-        self.path, self.line, self.column = str(path), line, column
+        self.path, self.message, self.line, self.column = str(path), message, line, column
         where = str(path)
         if line is not None:
             where += f": line {line}" + (f", column {column}" if column is not None else "")
         super().__init__(f"{where}: {message}")
+
+    def __reduce__(self):  # picklable: it crosses from the process that reads a large file
+        return ImportFileError, (self.path, self.message, self.line, self.column)
 
 
 class LineDict(dict):
@@ -304,16 +307,23 @@ def open_records(path: Path | str) -> Iterator[RawRecord]:
     problem = too_big("the file", size, "file_bytes")
     if problem:
         raise ImportFileError(path, problem)
-    return _stream_jsonl(path)
+    return JsonlStream(path, size)
 
 
-def _stream_jsonl(path: Path) -> Iterator[RawRecord]:
-    try:
-        with path.open("rb") as f:
-            lines = ((n, line[:-1] if line.endswith(b"\n") else line) for n, line in enumerate(f, start=1))
-            yield from _jsonl_raws(path, _jsonl_parsed(lines))
-    except OSError as exc:
-        raise ImportFileError(path, exc.strerror or str(exc)) from exc
+@dataclass
+class JsonlStream:
+    """The records of a JSON Lines file, read a line at a time each time it is iterated (``size``: bytes)."""
+
+    path: Path
+    size: int
+
+    def __iter__(self) -> Iterator[RawRecord]:
+        try:
+            with self.path.open("rb") as f:
+                lines = ((n, line[:-1] if line.endswith(b"\n") else line) for n, line in enumerate(f, start=1))
+                yield from _jsonl_raws(self.path, _jsonl_parsed(lines))
+        except OSError as exc:
+            raise ImportFileError(self.path, exc.strerror or str(exc)) from exc
 
 
 def _jsonl_parsed(lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, Any, str | None]]:
