@@ -215,7 +215,8 @@ def build_store(n: int, db_path: Path | str, *, rebuild: bool = False) -> dict:
     meta_path, store = key / "figures.json", key / "store.db"
     cached = meta_path.exists() and store.exists() and not rebuild
     if not cached:
-        shutil.rmtree(key, ignore_errors=True)
+        for stale in CACHE.glob(f"n{n}-*"):  # stores of older code: about 0.5 GB each at 100,000
+            shutil.rmtree(stale, ignore_errors=True)
         key.mkdir(parents=True)
         jsonl = write_jsonl(n, key / "records.jsonl")
         figures = run_import(jsonl, store)

@@ -289,7 +289,7 @@ def import_files(engine: Engine, paths: list[Path | str], actor: Actor, *, skip_
     ``progress(done, total)`` is called per batch written. Each new memory gets a creation event
     with ``actor``.
     """
-    sources: list[Iterator[RawRecord]] = []
+    sources: list[Iterable[RawRecord]] = []
     file_errors: list[ImportFileError] = []
     for p in paths:
         try:

@@ -64,7 +64,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from sqlalchemy import delete, or_
 from sqlalchemy.engine import Engine
@@ -72,9 +72,9 @@ from sqlmodel import Session, select
 
 from memtui.clock import utcnow
 from memtui.domain.invariants import Actor, LifecycleError
+from memtui.importers.limits import too_big
 from memtui.importers.native import ImportRefused, ImportReport, RecordWriter
 from memtui.importers.reader import ImportFileError, RawRecord, open_records, read_bytes
-from memtui.importers.limits import too_big
 from memtui.importers.records import (GROUP_TAG, ImportContext, Item, Parsed, _group_of, record_error,
                                       screen_items, tag)
 from memtui.review.lifecycle import create_memory, record_note, transition
@@ -373,7 +373,7 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
 
     ctx = _context(files, repo_dir, repository_id, need_repo="markdown" in by_format)
     parsed = Parsed()
-    natives: list[Iterator[RawRecord]] = []  # streamed into the store inside the transaction
+    natives: list[Iterable[RawRecord]] = []  # streamed into the store inside the transaction
     for kind in sorted(by_format):
         group = by_format[kind]
         if kind == "native":
@@ -505,7 +505,7 @@ def _next_revisions(session: Session, items: list[Item]) -> None:
 
 
 def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], list[Item]],
-           sources: dict[tuple[str, str], bool], natives: list[Iterator[RawRecord]],
+           sources: dict[tuple[str, str], bool], natives: list[Iterable[RawRecord]],
            actor: Actor, report: FormatImportReport, progress: Callable[[int, int], None] | None,
            personal: bool = True, skip_invalid: bool = False) -> None:
     from memtui.safety.guard import blocked_note, screen_memory, screened_import
