@@ -31,7 +31,7 @@ BOB = Actor("human", "bob", "reviewer")
 RACER = """
 import sys, time
 start = float(sys.argv[1])
-from memtui.cli import main  # the imports happen before the wait
+from memtui.cli import app, main  # the imports happen before the wait
 sys.argv = ["memtui"] + sys.argv[2:]
 time.sleep(max(0.0, start - time.time()))
 main()

@@ -429,3 +429,22 @@ def test_blocked_memory_without_findings_is_withheld_in_show(store_url, tmp_path
             r = _cli(*cmd, "--db", store_url)
             assert r.exit_code == 0 and text not in r.output
             assert "[redacted: blocked memory]" in r.output
+
+
+def test_fast_gate_agrees_with_the_case_insensitive_gate():
+    """The import's gate (lowercased ASCII, case-sensitive) lets through exactly the texts the
+    case-insensitive gate does (issue 11, item 9): random mixed-case texts built from the gate's own
+    fragments, near misses and non-ASCII text (which takes the original gate)."""
+    import random
+
+    from memtui.safety import secrets
+
+    fragments = ["Pass", "pWd", "SECRET", "kEy", "Token", "credENTIAL", "LOGIN", "Bearer", "basic", "://",
+                 "Private", "akia", "AsIa", "GHp_", "gho", "glPAT", "XOX", "SK_", "rk-", "Pk_", "EYJ", "npm_",
+                 "PyPI-", "sg.", "SG,", "sK9", "skG", "AIZA", "akc", "Ap7", "aP_", "12345678:", "1234567:",
+                 "Ab0+/_-", "x" * 23, "Y" * 24, "é", "ſ", "K", "İ", " ", "/", ".", "-", "_", "a", "Z", "9"]
+    rng = random.Random(11)
+    texts = ["", "plain words only", "SrcOrderValidatorRuleRegistry", "a" * 23 + " " + "b" * 23]
+    texts += ["".join(rng.choice(fragments) for _ in range(rng.randint(1, 12))) for _ in range(20000)]
+    for text in texts:
+        assert secrets._gated(text) == (secrets._GATE.search(text) is not None), text

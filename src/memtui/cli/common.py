@@ -7,13 +7,12 @@ operation (invariant, transition, invalid import), 2 usage errors.
 
 from __future__ import annotations
 
-import getpass
 import os
 from typing import Annotated, Optional
 
 import typer
 
-from memtui.text import control_problem, visible
+from memtui.text import visible
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None,
                   help="memtui: keep coding-agent memory evidence-backed, scoped and reviewed.")
@@ -45,39 +44,34 @@ def _fail(message: str, code: int = 1) -> "typer.Exit":
 
 
 def _engine(db: str | None):
-    from memtui.store.engine import StoreError, open_store
+    from memtui.cli.launch import CommandFailed, open_engine
 
     try:
-        return open_store(db or _ctx.db)
-    except StoreError as exc:
-        raise _fail(str(exc))
+        return open_engine(db or _ctx.db)
+    except CommandFailed as exc:
+        raise _fail(exc.message, exc.code)
 
 
 def _actor_name(actor: str | None) -> str:
     """Who acts: ``--actor``, the global ``--actor``, ``MEMTUI_ACTOR`` or the login name."""
-    who = actor or _ctx.actor or os.environ.get("MEMTUI_ACTOR")
-    if not who:
-        try:
-            who = getpass.getuser()
-        except Exception:  # no login name in some containers
-            who = "unknown"
-    if problem := control_problem("--actor", who):  # issue 9 item 5
-        raise _fail(problem, 2)
-    return who
+    from memtui.cli.launch import CommandFailed, actor_name
+
+    try:
+        return actor_name(actor or _ctx.actor)
+    except CommandFailed as exc:
+        raise _fail(exc.message, exc.code)
 
 
 def _actor(actor: str | None, role: str | None, engine):
     """The acting human as the store the command opened knows it
-    (:func:`memtui.governance.reviewers.resolve_actor`): exit 2 for a declared role in a store
+    (:func:`memtui.cli.launch.acting`): exit 2 for a declared role in a store
     with reviewers, exit 1 for a name that is not one of its reviewers."""
-    from memtui.governance.reviewers import GovernanceError, resolve_actor
+    from memtui.cli.launch import CommandFailed, acting
 
-    source = "--role" if (role or _ctx.role) else "MEMTUI_ROLE"
-    declared = role or _ctx.role or os.environ.get("MEMTUI_ROLE")
     try:
-        return resolve_actor(engine, _actor_name(actor), declared, role_source=source)
-    except GovernanceError as exc:
-        raise _fail(str(exc), exc.exit_code)
+        return acting(engine, actor or _ctx.actor, role or _ctx.role)
+    except CommandFailed as exc:
+        raise _fail(exc.message, exc.code)
 
 
 def _governance_call(fn, *args, **kwargs):
@@ -115,11 +109,11 @@ def main_callback(
 
 
 def _open_tui(db: str | None, actor: str | None, role: str | None) -> None:
-    engine = _engine(db)
-    who = _actor(actor, role, engine)
-    from memtui.app import MemtuiApp
+    from memtui.cli.launch import run_tui
 
-    MemtuiApp(engine, who).run()
+    code = run_tui(db, actor, role)
+    if code:
+        raise typer.Exit(code)
 
 
 NowOpt = Annotated[Optional[str], typer.Option("--now", help="Fix the clock (ISO-8601), for reproducible runs.")]

@@ -10,7 +10,6 @@ import typer
 
 from memtui.cli.common import (ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine, _fail,
                                app)
-from memtui.governance.visibility import all_visible
 
 CommentOpt = Annotated[Optional[str], typer.Option("--comment", help="Why; kept with the decision (decision report).")]
 
@@ -43,6 +42,8 @@ def duplicates(
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """List open near-duplicate clusters (run `memtui maintain` to detect them)."""
+    from memtui.governance.visibility import all_visible
+
     from memtui.maintenance.dedupe import cluster_records
 
     engine = _engine(db)
@@ -97,6 +98,8 @@ def conflicts(
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """List conflicts (open ones; --all for every record)."""
+    from memtui.governance.visibility import all_visible
+
     from memtui.maintenance.conflicts import conflict_records
 
     engine = _engine(db)
@@ -145,6 +148,8 @@ def compactions(
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """List open compaction proposals."""
+    from memtui.governance.visibility import all_visible
+
     from memtui.maintenance.compaction import compaction_records
 
     engine = _engine(db)

@@ -10,7 +10,6 @@ from typing import Annotated, Optional
 import typer
 
 from memtui.clock import iso
-from memtui.review.views import detail_json, event_json
 from memtui.cli.common import (ActorOpt, DbOpt, RoleOpt, _actor, _echo, _engine, _fail,
                                app)
 
@@ -85,6 +84,8 @@ def show(
         d = ReviewService(engine, _actor(actor, role, engine)).detail(memory_id)
     except MemoryNotFound as exc:
         raise _fail(str(exc))
+    from memtui.review.views import detail_json
+
     data = detail_json(d)
     if as_json:
         _echo(json_text(data))
@@ -140,6 +141,8 @@ def history(
     except MemoryNotFound as exc:
         raise _fail(str(exc))
     if as_json:
+        from memtui.review.views import event_json
+
         _echo(json_text([event_json(e) for e in events]))
         return
     for e in events:

@@ -12,21 +12,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from queue import Empty
+from typing import Any, Callable, Iterable, Iterator
 
 from pydantic import ValidationError
+from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from memtui.clock import utcnow
-from memtui.domain.invariants import Actor, InvariantViolation
-from memtui.importers.limits import record_problems
-from memtui.importers.reader import ImportFileError, LineDict, RawRecord, read_records
+from memtui.domain.invariants import Actor, LifecycleError
+from memtui.importers.limits import ImportLimits, current_limits, record_problems, use_limits
+from memtui.importers.reader import ImportFileError, JsonlStream, LineDict, RawRecord, open_records
 from memtui.importers.schema import AwtlCandidateIn, CandidateIn, EvidenceIn, MemoryIn, record_kind
-from memtui.review.lifecycle import create_memory
 from memtui.store.models import Evidence, Memory
+from memtui.store.rows import RowView, new_row
 from memtui.text import visible_line
 
 
@@ -46,6 +50,9 @@ class RecordError(Exception):
             f" ({visible_line(self.record_id)})" if self.record_id else "")
         fld = f": field '{self.field}'" if self.field else ""
         return f"{where}{what}{fld}: {self.message}"
+
+    def __reduce__(self):  # picklable: it crosses from the process that reads a large file
+        return RecordError, (self.path, self.index, self.line, self.record_id, self.field, self.message)
 
 
 class ImportRefused(Exception):
@@ -71,13 +78,6 @@ class ImportReport:
     #: issue 9: (memory id, secret types) imported blocked; (memory id, field, kind) personal data redacted
     blocked: list[tuple[str, list[str]]] = field(default_factory=list)
     redacted: list[tuple[str, str, str]] = field(default_factory=list)
-
-
-@dataclass
-class _Parsed:
-    raw: RawRecord
-    memory: Memory
-    evidence: list[Evidence]
 
 
 def _field_line(data: Any, loc: tuple[Any, ...], default: int | None) -> int | None:
@@ -118,27 +118,24 @@ def _record_id(data: Any) -> str | None:
     return None
 
 
-def _evidence_rows(memory_id: str, items: list[EvidenceIn]) -> list[Evidence]:
-    rows = []
-    for i, e in enumerate(items):
-        rows.append(Evidence(
-            memory_id=memory_id, ordinal=i, type=e.type.value, repository_id=e.repositoryId, path=e.path,
-            commit_sha=e.commitSha.lower() if e.commitSha else None,
-            line_start=e.lines[0] if e.lines else None, line_end=e.lines[1] if e.lines else None,
-            symbol=e.symbol, target=e.target, ref=e.ref, span_hash=e.spanHash, excerpt=e.excerpt,
-            status=e.status.value,
-        ))
-    return rows
+def _evidence_rows(memory_id: str, items: list[EvidenceIn]) -> list[dict]:
+    return [new_row(
+        Evidence, memory_id=memory_id, ordinal=i, type=e.type.value, repository_id=e.repositoryId, path=e.path,
+        commit_sha=e.commitSha.lower() if e.commitSha else None,
+        line_start=e.lines[0] if e.lines else None, line_end=e.lines[1] if e.lines else None,
+        symbol=e.symbol, target=e.target, ref=e.ref, span_hash=e.spanHash, excerpt=e.excerpt,
+        status=e.status.value,
+    ) for i, e in enumerate(items)]
 
 
-def _to_rows(kind: str, data: Any, source: str) -> tuple[Memory, list[Evidence]]:
-    """Validate ``data`` as ``kind`` and build the rows; raises pydantic ValidationError."""
+def _to_rows(kind: str, data: Any, source: str) -> tuple[dict, list[dict]]:
+    """Validate ``data`` as ``kind`` and build the column dicts of its rows; raises pydantic ValidationError."""
     now = utcnow()
     if kind == "memory":
         r = MemoryIn.model_validate(data)
         proposer = r.proposedBy
-        m = Memory(
-            memory_id=r.memoryId, logical_memory_id=r.logicalMemoryId or r.memoryId, type=r.type,
+        m = new_row(
+            Memory, memory_id=r.memoryId, logical_memory_id=r.logicalMemoryId or r.memoryId, type=r.type,
             statement=r.statement, tenant_id=r.scope.tenantId, repository_id=r.scope.repositoryId,
             module_path=r.scope.modulePath, applies_to=r.scope.appliesTo,
             does_not_apply_to=r.scope.doesNotApplyTo, state=r.state.value, confidence=r.confidence,
@@ -150,12 +147,12 @@ def _to_rows(kind: str, data: Any, source: str) -> tuple[Memory, list[Evidence]]
             expires_at=r.expiresAt, expires_after_days=r.expiresAfterDays,
             review_after_days=r.reviewAfterDays, superseded_by=r.supersededBy, import_source=source,
         )
-        return m, _evidence_rows(m.memory_id, r.evidence)
+        return m, _evidence_rows(m["memory_id"], r.evidence)
     if kind == "candidate":
         c = CandidateIn.model_validate(data)
         proposer = c.proposedBy
-        m = Memory(
-            memory_id=c.candidateId, logical_memory_id=c.candidateId, type=c.proposedType,
+        m = new_row(
+            Memory, memory_id=c.candidateId, logical_memory_id=c.candidateId, type=c.proposedType,
             statement=c.statement, tenant_id=c.proposedScope.tenantId,
             repository_id=c.proposedScope.repositoryId, module_path=c.proposedScope.modulePath,
             applies_to=c.proposedScope.appliesTo, does_not_apply_to=c.proposedScope.doesNotApplyTo,
@@ -166,10 +163,10 @@ def _to_rows(kind: str, data: Any, source: str) -> tuple[Memory, list[Evidence]]
             invalidation_policy=[dict(p) for p in c.invalidationPolicy], created_at=c.createdAt or now,
             expires_after_days=c.expiresAfterDays, review_after_days=c.reviewAfterDays, import_source=source,
         )
-        return m, _evidence_rows(m.memory_id, c.evidence)
+        return m, _evidence_rows(m["memory_id"], c.evidence)
     a = AwtlCandidateIn.model_validate(data)
-    m = Memory(
-        memory_id=a.candidate_id, logical_memory_id=a.candidate_id, type=a.type, statement=a.proposed_memory,
+    m = new_row(
+        Memory, memory_id=a.candidate_id, logical_memory_id=a.candidate_id, type=a.type, statement=a.proposed_memory,
         tenant_id=a.tenant_id, repository_id=a.repository_id, module_path=a.module_path,
         applies_to=a.scope.applies_to, does_not_apply_to=a.scope.does_not_apply_to, state="candidate",
         confidence=a.confidence, review_state="pending", origin="imported", proposer_type="awtl",
@@ -180,11 +177,17 @@ def _to_rows(kind: str, data: Any, source: str) -> tuple[Memory, list[Evidence]]
         source_action_ids=a.source_action_ids, created_at=a.created_at or now, import_source=source,
     )
     ev = [EvidenceIn(type="ref", ref=ref) for ref in a.evidence_refs]
-    return m, _evidence_rows(m.memory_id, ev)
+    return m, _evidence_rows(m["memory_id"], ev)
 
 
 def parse_record(raw: RawRecord) -> tuple[Memory, list[Evidence]]:
     """Validate one raw record into (memory row, evidence rows); raises :class:`RecordError` naming the field."""
+    memory, evidence = parse_record_rows(raw)
+    return Memory(**memory), [Evidence(**e) for e in evidence]
+
+
+def parse_record_rows(raw: RawRecord) -> tuple[dict, list[dict]]:
+    """:func:`parse_record` as column dicts (:func:`memtui.store.rows.new_row`): what the import writes."""
     rid = _record_id(raw.data)
     if raw.error is not None:
         raise _as_error(raw, None, raw.error)
@@ -210,14 +213,14 @@ def parse_record(raw: RawRecord) -> tuple[Memory, list[Evidence]]:
                         f"{_message(other)}")
         raise RecordError(raw.path, raw.index, _field_line(data, loc, raw.line), rid,
                           _loc_text(loc) or None, message) from None
-    problems = _text_problems(kind, memory, evidence)
+    problems = _text_problems(kind, RowView(memory), [RowView(e) for e in evidence])
     if problems:
         (fld, message), rest = problems[0], problems[1:]
         message += "".join(f"; also field '{f}': {m}" for f, m in rest)
         top = fld.split("[")[0].split(".")[0]
         raise RecordError(raw.path, raw.index, _field_line(data, (top,), raw.line), rid, fld, message)
     try:
-        memory.import_hash = _canonical_hash({"kind": kind, "record": data})
+        memory["import_hash"] = _canonical_hash({"kind": kind, "record": data})
     except (RecursionError, ValueError) as exc:  # nested too deeply to hash
         raise _as_error(raw, None, f"record cannot be read: {exc}") from None
     return memory, evidence
@@ -233,7 +236,7 @@ _FIELDS = {  # the record's own field names, per shape, for errors
 }
 
 
-def _text_problems(kind: str, memory: Memory, evidence: list[Evidence]) -> list[tuple[str, str]]:
+def _text_problems(kind: str, memory: RowView, evidence: list[RowView]) -> list[tuple[str, str]]:
     """Size limits and control characters in ids and tags (issue 9, item 5), named by the record's fields."""
     names = _FIELDS[kind]
     return record_problems(
@@ -242,30 +245,6 @@ def _text_problems(kind: str, memory: Memory, evidence: list[Evidence]) -> list[
         ids=[(names["logical"], memory.logical_memory_id), (names["superseded"], memory.superseded_by),
              (names["proposer"], memory.proposer_id)],
         tags=memory.tags or [], tags_field=names["tags"])
-
-
-def parse_records(raws: list[RawRecord]) -> tuple[list[tuple[RawRecord, Memory, list[Evidence]]], list[RecordError]]:
-    """Validate ``raws`` (:func:`parse_record`) and refuse a second record with an id already seen,
-    naming both places (file, line, record). Returns (valid records, errors)."""
-    good: list[tuple[RawRecord, Memory, list[Evidence]]] = []
-    errors: list[RecordError] = []
-    seen: dict[str, RawRecord] = {}
-    for raw in raws:
-        try:
-            memory, evidence = parse_record(raw)
-        except RecordError as err:
-            errors.append(err)
-            continue
-        first = seen.get(memory.memory_id)
-        if first is not None:
-            line = _field_line(raw.data, (_id_field(raw.data),), raw.line)
-            errors.append(RecordError(
-                raw.path, raw.index, line, memory.memory_id, _id_field(raw.data),
-                f"duplicate id: {_place(first)} has the same id; each record needs its own id"))
-            continue
-        seen[memory.memory_id] = raw
-        good.append((raw, memory, evidence))
-    return good, errors
 
 
 def _id_field(data: Any) -> str:
@@ -279,9 +258,9 @@ def _id_field(data: Any) -> str:
     return "memoryId"
 
 
-def _place(raw: RawRecord) -> str:
+def _place(path: str, line: int | None, index: int) -> str:
     """Where a record is: ``file: line N (record K)``."""
-    return raw.path + (f": line {raw.line}" if raw.line is not None else "") + f" (record {raw.index + 1})"
+    return path + (f": line {line}" if line is not None else "") + f" (record {index + 1})"
 
 
 def _message(err: dict) -> str:
@@ -303,62 +282,241 @@ def _as_error(raw: RawRecord, fld: str | None, message: str) -> "RecordError":
 
 def import_files(engine: Engine, paths: list[Path | str], actor: Actor, *, skip_invalid: bool = False,
                  progress: Callable[[int, int], None] | None = None) -> ImportReport:
-    """Import every record of ``paths`` in ONE transaction.
+    """Import every record of ``paths`` in ONE transaction, streamed (:class:`RecordWriter`).
 
     Returns an :class:`ImportReport`. Raises :class:`ImportRefused` (nothing written) when a
     file cannot be read, or when any record is invalid and ``skip_invalid`` is False.
-    ``progress(done, total)`` is called per record. Each new memory gets a creation event
+    ``progress(done, total)`` is called per batch written. Each new memory gets a creation event
     with ``actor``.
     """
-    raws: list[RawRecord] = []
+    sources: list[Iterable[RawRecord]] = []
     file_errors: list[ImportFileError] = []
     for p in paths:
         try:
-            raws.extend(read_records(p))
+            sources.append(open_records(p))
         except ImportFileError as exc:
             file_errors.append(exc)
     if file_errors:
         raise ImportRefused(file_errors)
-
     report = ImportReport()
-    good, errors = parse_records(raws)
-    report.rejected += errors
-    parsed = [_Parsed(raw, memory, evidence) for raw, memory, evidence in good]
-
     with Session(engine) as session, session.begin():
-        ids = [p.memory.memory_id for p in parsed]
-        existing: dict[str, str | None] = {}
-        for chunk in range(0, len(ids), 500):
-            for mid, h in session.exec(select(Memory.memory_id, Memory.import_hash)
-                                       .where(Memory.memory_id.in_(ids[chunk:chunk + 500]))):
-                existing[mid] = h
-        total = len(parsed)
-        for n, p in enumerate(parsed, start=1):
-            mid = p.memory.memory_id
-            if mid in existing:
-                if existing[mid] == p.memory.import_hash:
-                    report.unchanged.append(mid)
-                else:
-                    report.rejected.append(RecordError(
-                        p.raw.path, p.raw.index, p.raw.line, mid, "memoryId",
-                        "already in the store with different content; give the new version its own "
-                        "memoryId (same logicalMemoryId) so the old one can be superseded"))
-                continue
-            from memtui.safety.guard import blocked_note, screen_memory, screened_import
-
-            screen = screen_memory(p.memory, p.evidence)
-            try:
-                create_memory(session, p.memory, p.evidence, actor,
-                              reason=f"imported from {Path(p.raw.path).name} record {p.raw.index + 1}"
-                              + blocked_note(screen))
-            except InvariantViolation as exc:
-                report.rejected.append(RecordError(p.raw.path, p.raw.index, p.raw.line, mid, "state", str(exc)))
-                continue
-            screened_import(session, mid, screen, actor, report)
-            report.imported.append(mid)
-            if progress:
-                progress(n, total)
+        writer = RecordWriter(session, actor, report, skip_invalid=skip_invalid, progress=progress)
+        writer.write_all(sources)
         if report.rejected and not skip_invalid:
             session.rollback()
             raise ImportRefused(report.rejected)
     return report
+
+
+#: A JSON Lines file at least this large is read, validated and screened by a second process while this
+#: one writes (issue 11, item 9): the two halves of the work take about as long, so on two cores the
+#: import takes about half as long. Smaller files (and platforms without ``fork``) stay in one process.
+PARALLEL_BYTES = 4_000_000
+
+
+@dataclass
+class Prepared:
+    """One record validated and screened (:func:`prepare`), what the writer needs of it: where it is,
+    its id field and that field's line (for a duplicate), its rows (redacted) and what screening found."""
+
+    path: str
+    index: int
+    line: int | None
+    id_field: str
+    id_line: int | None
+    memory: dict
+    evidence: list[dict]
+    screen: Any
+
+
+def prepare(raw: RawRecord, personal: bool = True) -> Prepared | RecordError:
+    """:func:`parse_record_rows` and :func:`memtui.safety.guard.screen_memory` of one record (pure: no
+    store), or the :class:`RecordError` refusing it."""
+    from memtui.safety.guard import screen_memory
+
+    try:
+        memory, evidence = parse_record_rows(raw)
+    except RecordError as err:
+        return err
+    screen = screen_memory(RowView(memory), [RowView(e) for e in evidence], personal=personal)
+    id_field = _id_field(raw.data)
+    return Prepared(raw.path, raw.index, raw.line, id_field, _field_line(raw.data, (id_field,), raw.line),
+                    memory, evidence, screen)
+
+
+def _prepare_all(records: Iterable[RawRecord], personal: bool, limits: ImportLimits, out, batch: int) -> None:
+    """Child process: :func:`prepare` every record of ``records`` and put them on ``out`` in lists of
+    ``batch``; then ``None`` (done) or the :class:`ImportFileError` that stopped the reading."""
+    try:
+        with use_limits(limits):
+            chunk: list = []
+            for raw in records:
+                chunk.append(prepare(raw, personal))
+                if len(chunk) >= batch:
+                    out.put(chunk)
+                    chunk = []
+            out.put(chunk)
+        out.put(None)
+    except ImportFileError as exc:
+        out.put(exc)
+
+
+def _prepared_in_child(records: JsonlStream, personal: bool, batch: int) -> Iterator[Prepared | RecordError]:
+    """:func:`prepare` of every record of ``records``, computed in a forked child process a few batches
+    ahead of the caller (at most 4 batches wait: memory stays flat). Raises ImportFileError as reading does."""
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue(maxsize=4)
+    child = ctx.Process(target=_prepare_all, args=(records, personal, current_limits(), queue, batch),
+                        name="memtui-import-reader", daemon=True)
+    child.start()
+    try:
+        while True:
+            try:
+                item = queue.get(timeout=1.0)
+            except Empty:
+                if not child.is_alive():
+                    raise ImportFileError(records.path, f"the process reading it stopped (exit {child.exitcode})")
+                continue
+            if item is None:
+                return
+            if isinstance(item, ImportFileError):
+                raise item
+            yield from item
+    finally:
+        if child.is_alive():
+            child.terminate()
+        child.join()
+
+
+class RecordWriter:
+    """Validates and writes native records in batches of ``batch`` inside the caller's transaction
+    (issue 11, item 9): memory stays flat however many records come, and one bad record anywhere
+    still means nothing is written, since the caller rolls the one transaction back.
+
+    Per record (:meth:`add`, given :func:`prepare`'s outcome): a second record with an id already seen
+    in this import is refused naming both places (file, line, record). Per batch: one query for the
+    ids already in the store (same ``import_hash``: ``report.unchanged``; other content: refused),
+    the creation checks and sealed first event (:func:`memtui.review.lifecycle.admit_row`), then one
+    insert per table (:func:`memtui.review.lifecycle.insert_created`) and the secret findings of blocked
+    ones. Once a record is refused without ``skip_invalid`` the rest is still checked (every error is
+    reported) but no longer written. A JSON Lines file of :data:`PARALLEL_BYTES` or more is prepared in
+    a second process (:func:`_prepared_in_child`), with the same outcome record by record.
+    ``progress(done, total)``: records handled, records known so far.
+    """
+
+    def __init__(self, session: Session, actor: Actor, report: ImportReport, *, personal: bool = True,
+                 skip_invalid: bool = False, batch: int = 1000,
+                 progress: Callable[[int, int], None] | None = None):
+        self.session, self.actor, self.report = session, actor, report
+        self.personal, self.skip_invalid, self.batch, self.progress = personal, skip_invalid, batch, progress
+        self._seen: dict[str, tuple[str, int | None, int]] = {}  # id -> (file, line, index) of its record
+        self._pending: list[Prepared] = []
+        self.done = 0
+
+    def write_all(self, sources: list[Iterable[RawRecord]]) -> None:
+        """:meth:`add` every record of every source, then :meth:`flush`. A source that fails while
+        being read (:class:`ImportFileError`) raises :class:`ImportRefused` naming it."""
+        with _sqlite_cache(self.session):
+            for records in sources:
+                try:
+                    if (isinstance(records, JsonlStream) and records.size >= PARALLEL_BYTES
+                            and "fork" in multiprocessing.get_all_start_methods()):
+                        prepared: Iterable[Prepared | RecordError] = _prepared_in_child(
+                            records, self.personal, self.batch)
+                    else:
+                        prepared = (prepare(raw, self.personal) for raw in records)
+                    for item in prepared:
+                        self.add(item)
+                except ImportFileError as exc:
+                    raise ImportRefused([exc]) from None
+            self.flush()
+
+    def add(self, item: Prepared | RecordError) -> None:
+        """Take one :func:`prepare` outcome: refuse it, or queue it for the next :meth:`flush`."""
+        if isinstance(item, RecordError):
+            self.report.rejected.append(item)
+            self.done += 1
+            return
+        mid = item.memory["memory_id"]
+        first = self._seen.get(mid)
+        if first is not None:
+            self.report.rejected.append(RecordError(
+                item.path, item.index, item.id_line, mid, item.id_field,
+                f"duplicate id: {_place(*first)} has the same id; each record needs its own id"))
+            self.done += 1
+            return
+        self._seen[mid] = (item.path, item.line, item.index)
+        self._pending.append(item)
+        if len(self._pending) >= self.batch:
+            self.flush()
+
+    def flush(self) -> None:
+        """Check and write the records added since the last flush."""
+        from memtui.review.lifecycle import admit_row, insert_created
+        from memtui.safety.guard import blocked_note, screened_import
+
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        existing = existing_hashes(self.session, [p.memory["memory_id"] for p in pending])
+        report, write = self.report, not (self.report.rejected and not self.skip_invalid)
+        memories: list[dict] = []
+        evidence_rows: list[dict] = []
+        events: list[dict] = []
+        screened = []
+        for p in pending:
+            mid = p.memory["memory_id"]
+            if mid in existing:
+                if existing[mid] == p.memory["import_hash"]:
+                    report.unchanged.append(mid)
+                else:
+                    report.rejected.append(RecordError(
+                        p.path, p.index, p.line, mid, "memoryId",
+                        "already in the store with different content; give the new version its own "
+                        "memoryId (same logicalMemoryId) so the old one can be superseded"))
+                continue
+            try:
+                event = admit_row(self.session, p.memory, p.evidence, self.actor,
+                                  f"imported from {Path(p.path).name} record {p.index + 1}" + blocked_note(p.screen))
+            except LifecycleError as exc:
+                report.rejected.append(RecordError(p.path, p.index, p.line, mid, "state", str(exc)))
+                continue
+            memories.append(p.memory)
+            evidence_rows += p.evidence
+            events.append(event)
+            screened.append((mid, p.screen))
+        write = write and not (report.rejected and not self.skip_invalid)
+        if write:
+            insert_created(self.session, memories, evidence_rows, events)
+            for mid, screen in screened:
+                screened_import(self.session, mid, screen, self.actor, report)
+                report.imported.append(mid)
+            self.session.flush()  # the secret findings, so the session holds nothing between batches
+        self.done += len(pending)
+        if self.progress:
+            self.progress(self.done, self.done + len(self._pending))
+
+
+@contextmanager
+def _sqlite_cache(session: Session, kib: int = 65536):
+    """A SQLite page cache of ``kib`` KiB for this connection while the block runs (default 2 MiB: a
+    large import's index pages would be spilled and re-read), restored after; nothing on PostgreSQL."""
+    if session.get_bind().dialect.name != "sqlite":
+        yield
+        return
+    before = session.execute(text("PRAGMA cache_size")).scalar()
+    session.execute(text(f"PRAGMA cache_size=-{int(kib)}"))
+    try:
+        yield
+    finally:
+        session.execute(text(f"PRAGMA cache_size={int(before)}"))
+
+
+def existing_hashes(session: Session, ids: list[str]) -> dict[str, str | None]:
+    """memory id -> ``import_hash`` of those of ``ids`` already in the store (500 ids a query)."""
+    found: dict[str, str | None] = {}
+    for i in range(0, len(ids), 500):
+        for mid, h in session.exec(select(Memory.memory_id, Memory.import_hash)
+                                   .where(Memory.memory_id.in_(ids[i:i + 500]))):
+            found[mid] = h
+    return found

@@ -59,11 +59,12 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from sqlalchemy import delete, or_
 from sqlalchemy.engine import Engine
@@ -71,8 +72,9 @@ from sqlmodel import Session, select
 
 from memtui.clock import utcnow
 from memtui.domain.invariants import Actor, LifecycleError
-from memtui.importers.native import ImportRefused, ImportReport, RecordError, parse_records
-from memtui.importers.reader import ImportFileError, RawRecord, read_bytes, read_records
+from memtui.importers.limits import too_big
+from memtui.importers.native import ImportRefused, ImportReport, RecordWriter
+from memtui.importers.reader import ImportFileError, RawRecord, open_records, read_bytes
 from memtui.importers.records import (GROUP_TAG, ImportContext, Item, Parsed, _group_of, record_error,
                                       screen_items, tag)
 from memtui.review.lifecycle import create_memory, record_note, transition
@@ -185,9 +187,9 @@ def _sniff_doc(doc: Any) -> str | None:
     return None
 
 
-def _sniff_lines(text: str) -> str | None:
+def _sniff_lines(lines: Iterable[str]) -> str | None:
     seen = 0
-    for line in text.splitlines():
+    for line in lines:
         if not line.strip():
             continue
         try:
@@ -201,6 +203,25 @@ def _sniff_lines(text: str) -> str | None:
         if seen >= 20:
             break
     return "native" if seen else None
+
+
+def _sniff_jsonl_head(p: Path) -> str | None:
+    """:func:`_sniff_lines` reading only the head of a JSON Lines file (issue 11, item 9: a 100 MB file
+    is not read whole to be told apart); None when the file may be one JSON document (its first
+    nonblank line is not JSON on its own, or it is the only one): the caller then reads it whole."""
+    problem = too_big("the file", p.stat().st_size, "file_bytes")
+    if problem:
+        raise ImportFileError(p, problem)
+    with p.open("rb") as f:
+        nonblank = (line for raw in f if (line := raw.decode("utf-8", "replace")).strip())
+        head = list(itertools.islice(nonblank, 2))
+        if len(head) < 2:
+            return None
+        try:
+            json.loads(head[0])
+        except (json.JSONDecodeError, RecursionError):
+            return None
+        return _sniff_lines(itertools.chain(head, nonblank))
 
 
 def detect_format(path: Path | str) -> str:
@@ -224,6 +245,8 @@ def detect_format(path: Path | str) -> str:
         return "letta"
     if suffix in (".yaml", ".yml"):
         return "native"
+    if suffix == ".jsonl" and (kind := _sniff_jsonl_head(p)) is not None:
+        return kind
     if suffix in (".json", ".jsonl"):
         text = read_bytes(p).decode("utf-8", "replace")  # sniffing only: the reader names bad bytes
         if not text.strip():
@@ -231,7 +254,7 @@ def detect_format(path: Path | str) -> str:
         try:
             doc = json.loads(text)
         except (json.JSONDecodeError, RecursionError):
-            return _sniff_lines(text) or "native"
+            return _sniff_lines(text.splitlines()) or "native"
         for _ in range(3):
             if not isinstance(doc, str):
                 break
@@ -350,13 +373,13 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
 
     ctx = _context(files, repo_dir, repository_id, need_repo="markdown" in by_format)
     parsed = Parsed()
-    native_raws: list[RawRecord] = []
+    natives: list[Iterable[RawRecord]] = []  # streamed into the store inside the transaction
     for kind in sorted(by_format):
         group = by_format[kind]
         if kind == "native":
             for p in group:
                 try:
-                    native_raws += read_records(p)
+                    natives.append(open_records(p))
                 except ImportFileError as exc:
                     file_errors.append(exc)
                     continue
@@ -366,8 +389,6 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
             parsed.extend(_parse(kind, group, ctx))
         except ImportFileError as exc:
             file_errors.append(exc)
-    natives, native_errors = parse_records(native_raws)  # a repeated id is refused naming both places
-    parsed.errors += native_errors
     screen_items(parsed)  # size limits, control characters in ids and tags (issue 9, item 5)
     if file_errors:
         raise ImportRefused(list(file_errors))
@@ -395,7 +416,7 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
     with Session(engine) as session, session.begin():
         items = _drop_exported_lines(session, items, by_file, report)
         _write(session, items, by_file, parsed.sources, natives, actor, report, progress,
-               personal=not keep_personal_data)
+               personal=not keep_personal_data, skip_invalid=skip_invalid)
         if report.rejected and not skip_invalid:
             session.rollback()
             raise ImportRefused(report.rejected)
@@ -484,14 +505,14 @@ def _next_revisions(session: Session, items: list[Item]) -> None:
 
 
 def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], list[Item]],
-           sources: dict[tuple[str, str], bool], natives: list[tuple[RawRecord, Memory, list[Evidence]]],
+           sources: dict[tuple[str, str], bool], natives: list[Iterable[RawRecord]],
            actor: Actor, report: FormatImportReport, progress: Callable[[int, int], None] | None,
-           personal: bool = True) -> None:
+           personal: bool = True, skip_invalid: bool = False) -> None:
     from memtui.safety.guard import blocked_note, screen_memory, screened_import
 
     now = utcnow()
     _next_revisions(session, items)
-    existing = _existing(session, [it.memory_id for it in items] + [m.memory_id for _, m, _ in natives])
+    existing = _existing(session, [it.memory_id for it in items])
     new_ids = {it.memory_id for it in items}
 
     # 1. align each source's previous memories with its records (before anything is written)
@@ -536,32 +557,12 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
                     it.logical_id = m.logical_memory_id
             withdrawn += left_old
 
-    # 2. native records, as memtui import does
-    total = len(items) + len(natives)
-    done = 0
-    for raw, memory, evidence in natives:
-        mid = memory.memory_id
-        done += 1
-        if mid in existing:
-            if existing[mid][1] == memory.import_hash:
-                report.unchanged.append(mid)
-            else:
-                report.rejected.append(RecordError(
-                    raw.path, raw.index, raw.line, mid, "memoryId",
-                    "already in the store with different content; give the new version its own "
-                    "memoryId (same logicalMemoryId) so the old one can be superseded"))
-            continue
-        screen = screen_memory(memory, evidence, personal=personal)
-        try:
-            create_memory(session, memory, evidence, actor,
-                          reason=f"imported from {Path(raw.path).name} record {raw.index + 1}" + blocked_note(screen))
-        except LifecycleError as exc:
-            report.rejected.append(RecordError(raw.path, raw.index, raw.line, mid, "state", str(exc)))
-            continue
-        screened_import(session, mid, screen, actor, report)
-        report.imported.append(mid)
-        if progress:
-            progress(done, total)
+    # 2. native records, streamed in batches (a repeated id is refused naming both places)
+    writer = RecordWriter(session, actor, report, personal=personal, skip_invalid=skip_invalid,
+                          progress=progress and (lambda done, known: progress(done, known + len(items))))
+    writer.write_all(natives)
+    done = writer.done
+    total = done + len(items)
 
     # 3. the foreign records: create, refresh, or leave alone
     index_ids = {(it.fmt, it.source, it.index): it.memory_id for it in items}

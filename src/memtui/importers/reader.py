@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import yaml
 
@@ -28,11 +28,14 @@ class ImportFileError(Exception):
     """A file cannot be read or parsed at all; ``str()`` names the file and line."""
 
     def __init__(self, path: Path | str, message: str, line: int | None = None, column: int | None = None):
-        self.path, self.line, self.column = str(path), line, column
+        self.path, self.message, self.line, self.column = str(path), message, line, column
         where = str(path)
         if line is not None:
             where += f": line {line}" + (f", column {column}" if column is not None else "")
         super().__init__(f"{where}: {message}")
+
+    def __reduce__(self):  # picklable: it crosses from the process that reads a large file
+        return ImportFileError, (self.path, self.message, self.line, self.column)
 
 
 class LineDict(dict):
@@ -255,6 +258,14 @@ def parse_json(path: Path, text: str) -> Any:
         return doc  # valid JSON that PyYAML reads differently (tabs, escapes): no line numbers
 
 
+def _record_path(path: Path | str) -> tuple[Path, str]:
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".yaml", ".yml", ".json", ".jsonl"):
+        raise ImportFileError(path, f"unsupported file type {suffix or '(none)'!r}; use .yaml, .yml, .json or .jsonl")
+    return path, suffix
+
+
 def read_records(path: Path | str) -> list[RawRecord]:
     """Read every record of a ``.yaml``/``.yml``/``.json``/``.jsonl`` file.
 
@@ -262,10 +273,7 @@ def read_records(path: Path | str) -> list[RawRecord]:
     over the size limit, an unknown extension, a syntax error, a duplicate key, or a structure
     that holds no records. A bad line of a JSON Lines file is a record with ``error`` set.
     """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".yaml", ".yml", ".json", ".jsonl"):
-        raise ImportFileError(path, f"unsupported file type {suffix or '(none)'!r}; use .yaml, .yml, .json or .jsonl")
+    path, suffix = _record_path(path)
     data = read_bytes(path)
     if suffix == ".jsonl":
         return _jsonl_records(path, data)
@@ -277,39 +285,88 @@ def read_records(path: Path | str) -> list[RawRecord]:
     return _records_from_document(path, parse_json(path, text))
 
 
-def jsonl_lines(data: bytes) -> list[tuple[int, Any, str | None]]:
-    """(line, parsed value or None, error or None) for each nonblank line of JSON Lines ``data``: a line
-    that is not UTF-8, not JSON, nested too deeply, or repeats a key has an error and no value."""
-    out: list[tuple[int, Any, str | None]] = []
-    for n, raw_line in enumerate(data.split(b"\n"), start=1):
+def open_records(path: Path | str) -> Iterator[RawRecord]:
+    """The records of ``path`` as :func:`read_records` reads them, but a JSON Lines file is read a line
+    at a time as the iterator is consumed (issue 11, item 9: memory does not grow with the file).
+
+    What can be known before reading is checked now: a missing file, an unknown extension or a file
+    over the size limit raise :class:`ImportFileError` here; YAML and JSON documents are read and
+    parsed here whole. A JSON Lines file that cannot be read further raises ImportFileError while
+    iterating."""
+    path, suffix = _record_path(path)
+    if suffix != ".jsonl":
+        return iter(read_records(path))
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError as exc:
+        raise ImportFileError(path, "no such file") from exc
+    except OSError as exc:
+        raise ImportFileError(path, exc.strerror or str(exc)) from exc
+    if path.is_dir():
+        raise ImportFileError(path, "is a directory")
+    problem = too_big("the file", size, "file_bytes")
+    if problem:
+        raise ImportFileError(path, problem)
+    return JsonlStream(path, size)
+
+
+@dataclass
+class JsonlStream:
+    """The records of a JSON Lines file, read a line at a time each time it is iterated (``size``: bytes)."""
+
+    path: Path
+    size: int
+
+    def __iter__(self) -> Iterator[RawRecord]:
+        try:
+            with self.path.open("rb") as f:
+                lines = ((n, line[:-1] if line.endswith(b"\n") else line) for n, line in enumerate(f, start=1))
+                yield from _jsonl_raws(self.path, _jsonl_parsed(lines))
+        except OSError as exc:
+            raise ImportFileError(self.path, exc.strerror or str(exc)) from exc
+
+
+def _jsonl_parsed(lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, Any, str | None]]:
+    """(line, parsed value or None, error or None) for each nonblank line: a line that is not UTF-8,
+    not JSON, nested too deeply, or repeats a key has an error and no value."""
+    for n, raw_line in lines:
         try:
             line = raw_line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            out.append((n, None, f"not UTF-8 text ({exc.reason} at column {exc.start + 1})"))
+            yield n, None, f"not UTF-8 text ({exc.reason} at column {exc.start + 1})"
             continue
         if not line.strip():
             continue
         try:
-            out.append((n, json_strict(line), None))
+            yield n, json_strict(line), None
         except json.JSONDecodeError as exc:
-            out.append((n, None, f"JSON syntax error at column {exc.colno}: {exc.msg}"))
+            yield n, None, f"JSON syntax error at column {exc.colno}: {exc.msg}"
         except RecursionError:
-            out.append((n, None, "JSON nested too deeply"))
+            yield n, None, "JSON nested too deeply"
         except DuplicateKey as exc:
-            out.append((n, None, f"{exc} (a repeated key would silently lose a value)"))
-    return out
+            yield n, None, f"{exc} (a repeated key would silently lose a value)"
+
+
+def jsonl_lines(data: bytes) -> list[tuple[int, Any, str | None]]:
+    """(line, parsed value or None, error or None) for each nonblank line of JSON Lines ``data``: a line
+    that is not UTF-8, not JSON, nested too deeply, or repeats a key has an error and no value."""
+    return list(_jsonl_parsed(enumerate(data.split(b"\n"), start=1)))
+
+
+def _jsonl_raws(path: Path, lines: Iterable[tuple[int, Any, str | None]]) -> Iterator[RawRecord]:
+    """Records of JSON Lines; a broken line is one bad record: --skip-invalid can still import the others."""
+    index = 0
+    for n, data, error in lines:
+        if error is not None:
+            yield RawRecord(str(path), index, n, None, error=error)
+        else:
+            if isinstance(data, dict):
+                data = LineDict(data)
+                data.line = n
+                data.lines = dict.fromkeys(data, n)
+            yield RawRecord(str(path), index, n, data)
+        index += 1
 
 
 def _jsonl_records(path: Path, blob: bytes) -> list[RawRecord]:
-    """Records of a JSON Lines file; a broken line is one bad record: --skip-invalid can still import the others."""
-    out: list[RawRecord] = []
-    for n, data, error in jsonl_lines(blob):
-        if error is not None:
-            out.append(RawRecord(str(path), len(out), n, None, error=error))
-            continue
-        if isinstance(data, dict):
-            data = LineDict(data)
-            data.line = n
-            data.lines = {k: n for k in data}
-        out.append(RawRecord(str(path), len(out), n, data))
-    return out
+    return list(_jsonl_raws(path, jsonl_lines(blob)))

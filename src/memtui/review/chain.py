@@ -45,6 +45,13 @@ def seal_first_event(memory: Memory, event: StateHistory) -> None:
     seal_memory(memory, event.event_hash)
 
 
+def seal_first_rows(memory: dict, event: dict) -> None:
+    """:func:`seal_first_event` for column dicts (rows written with SQLAlchemy core, not the session)."""
+    event["prev_hash"] = ""
+    event["event_hash"] = event_hash("", event)
+    memory["content_hash"] = content_hash(memory, event["event_hash"])
+
+
 def heads(connection, memory_ids: Iterable[str]) -> dict[str, tuple[str, str | None]]:
     """The last stored event of each memory: memory id -> (event id, event hash)."""
     t = StateHistory.__table__

@@ -245,18 +245,10 @@ def refresh_conflict_state(session: Session, memory: Memory) -> None:
     session.add(memory)
 
 
-def create_memory(session: Session, memory: Memory, evidence: list[Evidence], actor: Actor,
-                  reason: str, *, decision_id: str | None = None) -> StateHistory:
-    """Add a new memory, its evidence and its first history event (``None`` -> initial state).
-
-    The initial state is the record's own (an import carries state it had elsewhere). A record
-    that arrives live must satisfy the fact invariants (evidence, scope, conflict, lineage);
-    a high-impact one must come with a recorded approval (``review_state`` approved), since
-    the importing user is not approving it here; from a non-lead of a governed store it arrives
-    as a candidate instead (:func:`memtui.domain.invariants.live_arrival_refused`, the reason
-    says so). Raises ScopeRefused (outside the actor's scopes) or InvariantViolation before
-    anything is added; the caller commits.
-    """
+def _admit(session: Session, memory, evidence, actor: Actor, reason: str) -> str:
+    """The checks a new memory passes before it is written (see :func:`create_memory`); ``memory`` and
+    ``evidence`` are rows or :class:`memtui.store.rows.RowView` s. Returns the creation reason (with why
+    it was demoted to a candidate, if it was); raises ScopeRefused or InvariantViolation."""
     from memtui.domain import invariants as inv
 
     facts = facts_of(memory, evidence)
@@ -275,18 +267,31 @@ def create_memory(session: Session, memory: Memory, evidence: list[Evidence], ac
                 "review", memory.memory_id,
                 "a high-impact memory arrives live only with reviewState approved",
             )
-    event = StateHistory(
-        event_id=new_event_id(),
-        memory_id=memory.memory_id,
-        from_state=None,
-        to_state=memory.state,
-        reason=reason,
-        actor_type=actor.type,
-        actor_id=actor.id,
-        actor_role=actor.role if actor.type == "human" else None,
-        decision_id=decision_id,
-        created_at=utcnow(),
-    )
+    return reason
+
+
+def _first_event(memory_id: str, state: str, reason: str, actor: Actor, decision_id: str | None) -> dict:
+    """The column values of a memory's creating history event (``None`` -> ``state``)."""
+    return dict(event_id=new_event_id(), memory_id=memory_id, from_state=None, to_state=state, reason=reason,
+                comment=None, actor_type=actor.type, actor_id=actor.id,
+                actor_role=actor.role if actor.type == "human" else None, job_id=None, compensates=None,
+                review_state_before=None, decision_id=decision_id, created_at=utcnow())
+
+
+def create_memory(session: Session, memory: Memory, evidence: list[Evidence], actor: Actor,
+                  reason: str, *, decision_id: str | None = None) -> StateHistory:
+    """Add a new memory, its evidence and its first history event (``None`` -> initial state).
+
+    The initial state is the record's own (an import carries state it had elsewhere). A record
+    that arrives live must satisfy the fact invariants (evidence, scope, conflict, lineage);
+    a high-impact one must come with a recorded approval (``review_state`` approved), since
+    the importing user is not approving it here; from a non-lead of a governed store it arrives
+    as a candidate instead (:func:`memtui.domain.invariants.live_arrival_refused`, the reason
+    says so). Raises ScopeRefused (outside the actor's scopes) or InvariantViolation before
+    anything is added; the caller commits. Many at once: :func:`admit_row` and :func:`insert_created`.
+    """
+    reason = _admit(session, memory, evidence, actor, reason)
+    event = StateHistory(**_first_event(memory.memory_id, memory.state, reason, actor, decision_id))
     chain.watch(session)
     chain.seal_first_event(memory, event)  # sealed before the first insert: no second write of the row
     session.add(memory)
@@ -294,6 +299,32 @@ def create_memory(session: Session, memory: Memory, evidence: list[Evidence], ac
     session.add_all(evidence)
     session.add(event)
     return event
+
+
+def admit_row(session: Session, memory: dict, evidence: list[dict], actor: Actor, reason: str, *,
+              decision_id: str | None = None) -> dict:
+    """:func:`create_memory` for column dicts (:func:`memtui.store.rows.new_row`), writing nothing: the
+    same checks (``memory`` may be demoted in place), then the creating event's column dict, with the
+    event and ``memory["content_hash"]`` sealed. Write a batch of them with :func:`insert_created`.
+    Raises ScopeRefused or InvariantViolation."""
+    from memtui.store.rows import RowView
+
+    view = RowView(memory)
+    reason = _admit(session, view, [RowView(e) for e in evidence], actor, reason)
+    event = _first_event(memory["memory_id"], memory["state"], reason, actor, decision_id)
+    chain.seal_first_rows(memory, event)
+    return event
+
+
+def insert_created(session: Session, memories: list[dict], evidence: list[dict], events: list[dict]) -> None:
+    """Insert admitted rows (:func:`admit_row`) in the caller's transaction, one executemany per table
+    (memories first: evidence and history refer to them)."""
+    import sqlalchemy as sa
+
+    for table, rows in ((Memory.__table__, memories), (Evidence.__table__, evidence),
+                        (StateHistory.__table__, events)):
+        if rows:
+            session.execute(sa.insert(table), rows)
 
 
 def record_note(session: Session, memory: Memory, actor: Actor, reason: str, *,

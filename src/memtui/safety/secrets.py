@@ -249,9 +249,26 @@ _GATE = re.compile(r"(?i)pass|pwd|secret|key|token|credential|login|bearer|basic
                    r"[A-Za-z0-9+/_-]{24}")
 
 
+# the same gate for ASCII text, lowercased first: case-sensitive on the lowercased text, each branch
+# matches exactly where the case-insensitive one matches in the original (ASCII letters fold one to one),
+# about three times faster (issue 11, item 9: every imported statement passes through here)
+_GATE_ASCII_LOWER = re.compile(r"pass|pwd|secret|key|token|credential|login|bearer|basic|://|private|akia|asia|"
+                               r"gh[pousr]_|glpat|xox|sk_|rk_|pk_|eyj|npm_|pypi-|sg\.|sk[0-9a-f]|aiza|akc|"
+                               r"ap[0-9a-z]|\d{8,10}:")
+_GATE_ASCII_RUN = re.compile(r"[a-z0-9+/_-]{24}")
+
+
+def _gated(text: str) -> bool:
+    """Whether ``text`` passes :data:`_GATE` (may hold a secret and must be scanned)."""
+    if not text.isascii():
+        return _GATE.search(text) is not None
+    low = text.lower()
+    return _GATE_ASCII_LOWER.search(low) is not None or _GATE_ASCII_RUN.search(low) is not None
+
+
 @lru_cache(maxsize=4096)
 def _scan(text: str) -> tuple[SecretHit, ...]:
-    if not text or not _GATE.search(text):
+    if not text or not _gated(text):
         return ()
     spans: list[tuple[int, int, str]] = []
     _regex_hits(text, spans)
