@@ -80,14 +80,14 @@ def read_keymap(path: Path, classes: Callable[[], Iterable[type]]) -> tuple[dict
     problem and no keymap; a bad entry gives a problem and is left out. An entry that takes a key
     another binding of the same screen keeps is applied, and told as a problem too (that binding
     loses the key)."""
-    import yaml
-
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}, []
     except (OSError, UnicodeDecodeError) as exc:
         return {}, [KeymapProblem(path, None, f"cannot be read: {exc}")]
+    import yaml  # only once there is a file: keeps PyYAML off the start-up path
+
     try:
         root = yaml.compose(text)
     except yaml.YAMLError as exc:
