@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from textual.widgets import DataTable, OptionList, Static
+from textual.widgets import DataTable, OptionList
 
 from memtui.app import MemtuiApp
 from memtui.domain.invariants import Actor
@@ -54,10 +54,6 @@ async def _open_from_queue(pilot, memory_id: str):
     await _settle(pilot)
 
 
-def _text(screen, selector: str) -> str:
-    return screen.query_one(selector, Static).content.plain
-
-
 def _left(screen) -> str:
     """The record side of the memory screen, as shown."""
     return "\n".join(t.plain for t in screen.detail_lines)
@@ -70,7 +66,7 @@ async def test_queue_H_opens_the_page_with_history_usage_and_related(tmp_path):
         await _open_from_queue(pilot, "mem_rule_registry_convention")
         screen = app.screen
         assert type(screen).__name__ == "MemoryScreen" and screen.memory_id == "mem_rule_registry_convention"
-        history = _text(screen, "#history")
+        history = screen.history_text
         events = ReviewService(engine).history("mem_rule_registry_convention")
         assert f"History ({len(events)} events)" in history
         for e in events:  # every event with its reason and actor
@@ -78,7 +74,7 @@ async def test_queue_H_opens_the_page_with_history_usage_and_related(tmp_path):
             assert f"{e.actor_type}:{e.actor_id}" in history
         assert "job revalidate" in history and "job conflicts" in history
         assert "Usage and harm (2)" in history  # one positive use, one harmful use (with its harm event)
-        assert "use context_pack positive  agent:coder-1" in history
+        assert "2026-11-30 12:00  use context_pack positive  agent:coder-1" in history
         assert "harm context_pack harm (challenged)  pointed at the old" in history
         assert "pointed at the old " + SHOWN in history
         assert "quality    " in _left(screen)
@@ -103,7 +99,7 @@ async def test_the_waiting_reason_and_a_comment_are_shown(tmp_path):
         app.action_memory("mem_validation_tests")  # approved with a comment: active, it waits for nothing
         await _settle(pilot)
         assert "waits for" not in _left(app.screen)
-        history = _text(app.screen, "#history")
+        history = app.screen.history_text
         assert "needs_review → active  human:reviewer-7 (lead)" in history
         assert "“checked the tests " + SHOWN + "”" in history
 
