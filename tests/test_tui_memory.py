@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from textual.widgets import DataTable, OptionList, Static
+from textual.widgets import DataTable, OptionList
 
 from memtui.app import MemtuiApp
 from memtui.domain.invariants import Actor
@@ -54,8 +54,10 @@ async def _open_from_queue(pilot, memory_id: str):
     await _settle(pilot)
 
 
-def _text(screen, selector: str) -> str:
-    return screen.query_one(selector, Static).content.plain
+def _cursor_key(screen) -> tuple[int, str]:
+    """The list of a proposal screen: how many rows, and the key of the highlighted one."""
+    table = screen.query(DataTable).first()
+    return table.row_count, table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
 
 
 def _left(screen) -> str:
@@ -70,7 +72,7 @@ async def test_queue_H_opens_the_page_with_history_usage_and_related(tmp_path):
         await _open_from_queue(pilot, "mem_rule_registry_convention")
         screen = app.screen
         assert type(screen).__name__ == "MemoryScreen" and screen.memory_id == "mem_rule_registry_convention"
-        history = _text(screen, "#history")
+        history = screen.history_text
         events = ReviewService(engine).history("mem_rule_registry_convention")
         assert f"History ({len(events)} events)" in history
         for e in events:  # every event with its reason and actor
@@ -78,7 +80,7 @@ async def test_queue_H_opens_the_page_with_history_usage_and_related(tmp_path):
             assert f"{e.actor_type}:{e.actor_id}" in history
         assert "job revalidate" in history and "job conflicts" in history
         assert "Usage and harm (2)" in history  # one positive use, one harmful use (with its harm event)
-        assert "use context_pack positive  agent:coder-1" in history
+        assert "2026-11-30 12:00  use context_pack positive  agent:coder-1" in history
         assert "harm context_pack harm (challenged)  pointed at the old" in history
         assert "pointed at the old " + SHOWN in history
         assert "quality    " in _left(screen)
@@ -103,7 +105,7 @@ async def test_the_waiting_reason_and_a_comment_are_shown(tmp_path):
         app.action_memory("mem_validation_tests")  # approved with a comment: active, it waits for nothing
         await _settle(pilot)
         assert "waits for" not in _left(app.screen)
-        history = _text(app.screen, "#history")
+        history = app.screen.history_text
         assert "needs_review → active  human:reviewer-7 (lead)" in history
         assert "“checked the tests " + SHOWN + "”" in history
 
@@ -117,9 +119,8 @@ async def test_enter_on_a_conflict_jumps_to_it_and_escape_comes_back(tmp_path):
         await pilot.press("enter")
         await _settle(pilot)
         assert type(app.screen).__name__ == "ConflictsScreen"
-        table = app.screen.query_one("#list")
-        assert table.row_count >= 2  # the demo has more than one open conflict: the cursor was moved to ours
-        assert app.screen.current().conflict_id == conflict_id
+        rows, key = _cursor_key(app.screen)
+        assert rows >= 2 and key == conflict_id  # more than one open conflict: the cursor was moved to ours
         await pilot.press("escape")
         await _settle(pilot)
         assert type(app.screen).__name__ == "MemoryScreen"
@@ -165,8 +166,7 @@ async def test_jump_to_a_duplicate_cluster_or_a_compaction_selects_it(tmp_path, 
         await pilot.press("enter")
         await _settle(pilot)
         assert type(app.screen).__name__ == {"duplicates": "DuplicatesScreen", "compaction": "CompactionScreen"}[kind]
-        current = app.screen.current()
-        assert (current.cluster_id if kind == "duplicates" else current.proposal_id) == target
+        assert _cursor_key(app.screen)[1] == target
 
 
 ORG_HUMAN = """\

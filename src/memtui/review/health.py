@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from statistics import median
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, select
 

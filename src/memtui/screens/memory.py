@@ -11,6 +11,7 @@ All text from the store is shown literally.
 from __future__ import annotations
 
 from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -31,46 +32,74 @@ def _when(dt) -> str:
     return f"{dt:%Y-%m-%d %H:%M}"
 
 
-def history_text(page: MemoryPage) -> Text:
-    """Every history event, oldest first: time, from → to, actor (role), job, then reason and comment."""
-    out = Text()
-    out.append(f"History ({len(page.history)} events)\n", style="bold underline")
-    for e in page.history:
-        out.append(_when(e.created_at), style="dim")
-        out.append("  ")
-        if e.from_state is None:
-            out.append(f"created {e.to_state}", style="bold")
-        elif e.from_state == e.to_state:
-            out.append(f"note ({e.to_state})", style="dim")
-        else:
-            out.append(f"{e.from_state} → {e.to_state}", style="bold")
-        out.append(f"  {visible(e.actor_type)}:{visible(e.actor_id)}")
-        if e.actor_role:
-            out.append(f" ({visible(e.actor_role)})", style="dim")
-        if e.job_id:
-            out.append(f"  job {visible(page.job_types.get(e.job_id, 'maintenance'))}", style="cyan")
-        if e.compensates:
-            out.append("  ↶ undo", style="magenta")
-        out.append("\n    ")
-        out.append(visible(e.reason))
-        out.append("\n")
-        if e.comment:
-            out.append("    “")
-            out.append(visible(e.comment), style="italic")
-            out.append("”\n")
-    out.append("\n")
-    out.append(f"Usage and harm ({len(page.usage)})\n", style="bold underline")
-    if not page.usage:
-        out.append("  no recorded use\n", style="dim")
-    for u in page.usage:
-        out.append(_when(u.created_at), style="dim")
-        out.append(f"  {u.kind} ", style="bold red" if u.kind == "harm" else "")
-        out.append(visible(u.what), style="red" if u.kind == "harm" or "harm" in u.what else "")
-        if u.detail:
-            out.append("  ")
-            out.append(visible(u.detail))
-        out.append("\n")
-    return out
+def _event_body(page: MemoryPage, e) -> Text:
+    t = Text()
+    if e.from_state is None:
+        t.append(f"created {e.to_state}", style="bold")
+    elif e.from_state == e.to_state:
+        t.append(f"note ({e.to_state})", style="dim")
+    else:
+        t.append(f"{e.from_state} → {e.to_state}", style="bold")
+    t.append(f"  {visible(e.actor_type)}:{visible(e.actor_id)}")
+    if e.actor_role:
+        t.append(f" ({visible(e.actor_role)})", style="dim")
+    if e.job_id:
+        t.append(f"  job {visible(page.job_types.get(e.job_id, 'maintenance'))}", style="cyan")
+    if e.compensates:
+        t.append("  ↶ undo", style="magenta")
+    t.append("\n")
+    t.append(visible(e.reason))
+    if e.comment:
+        t.append("\n“")
+        t.append(visible(e.comment), style="italic")
+        t.append("”")
+    return t
+
+
+def _usage_body(u) -> Text:
+    t = Text(f"{u.kind} ", style="bold red" if u.kind == "harm" else "")
+    t.append(visible(u.what), style="red" if "harm" in u.what or u.kind == "harm" else "")
+    if u.detail:
+        t.append("  ")
+        t.append(visible(u.detail))
+    return t
+
+
+def history_sections(page: MemoryPage) -> list[tuple[Text, list[tuple[str, Text]]]]:
+    """(title, [(time, body)]) for every history event (oldest first: from → to, actor and role, job,
+    then reason and comment) and for the usage and harm events; all store text literal."""
+    events = [(_when(e.created_at), _event_body(page, e)) for e in page.history]
+    usage = [(_when(u.created_at), _usage_body(u)) for u in page.usage]
+    return [(Text(f"History ({len(page.history)} events)", style="bold underline"), events),
+            (Text(f"Usage and harm ({len(page.usage)})", style="bold underline"), usage)]
+
+
+def history_renderable(sections) -> Group:
+    """The sections as grids: the time in its own column, so wrapped reasons stay indented."""
+    parts: list = []
+    for title, rows in sections:
+        if parts:
+            parts.append(Text(""))
+        parts.append(title)
+        if not rows:
+            parts.append(Text("  none recorded", style="dim"))
+            continue
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column(ratio=1)
+        for when, body in rows:
+            grid.add_row(when, body)
+        parts.append(grid)
+    return Group(*parts)
+
+
+def history_plain(sections) -> str:
+    """The history side as plain text, one line a row (``time  body``): what tests read."""
+    lines = []
+    for title, rows in sections:
+        lines.append(title.plain)
+        lines += [f"{when}  {body.plain}" for when, body in rows]
+    return "\n".join(lines)
 
 
 def summary_lines(page: MemoryPage) -> list[Text]:
@@ -125,6 +154,7 @@ class MemoryScreen(BaseScreen):
         self.memory_id = memory_id
         self.page: MemoryPage | None = None
         self.detail_lines: list[Text] = []
+        self.history_text = ""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -182,7 +212,10 @@ class MemoryScreen(BaseScreen):
         options.display = bool(page.related)
         if page.related:
             options.highlighted = min(keep or 0, len(page.related) - 1)
-        self.query_one("#history", Static).update(history_text(page))
+        sections = history_sections(page)
+        #: the history side as plain text (tests read it)
+        self.history_text = history_plain(sections)
+        self.query_one("#history", Static).update(history_renderable(sections))
 
     def _selected(self) -> RelatedItem | None:
         index = self.query_one("#related", OptionList).highlighted
