@@ -313,3 +313,40 @@ async def test_palette_jumps_to_a_memory_by_part_of_its_id(store):
             await pilot.press("down")
         await _press(app, pilot, "enter")
         assert app.screen.current_memory_id() == "mem_rule_registry_convention"
+
+
+async def test_home_and_end_stay_a_text_fields_own():
+    # the queue's filter bar is an Input on a BaseScreen: home/end (priority bindings) must reach it
+    from textual.app import App
+    from textual.widgets import DataTable, Input
+
+    from memtui.screens.base import BaseScreen
+
+    class WithInput(BaseScreen):
+        def compose(self):
+            yield Input("abcdef", id="field")
+            yield DataTable(id="rows")
+
+        def on_mount(self):
+            table = self.query_one(DataTable)
+            table.add_column("n")
+            table.add_rows([[str(i)] for i in range(5)])
+
+    class Tiny(App):
+        def on_mount(self):
+            self.push_screen(WithInput())
+
+    app = Tiny()
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.pause()
+        field, table = app.screen.query_one(Input), app.screen.query_one(DataTable)
+        field.focus()
+        await pilot.press("home")
+        assert field.cursor_position == 0 and table.cursor_row == 0
+        await pilot.press("end")
+        assert field.cursor_position == 6 and table.cursor_row == 0
+        table.focus()
+        await pilot.press("end")
+        assert table.cursor_row == 4
+        await pilot.press("home")
+        assert table.cursor_row == 0
