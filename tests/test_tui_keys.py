@@ -350,3 +350,12 @@ async def test_home_and_end_stay_a_text_fields_own():
         assert table.cursor_row == 4
         await pilot.press("home")
         assert table.cursor_row == 0
+
+
+async def test_after_a_decision_the_cursor_stays_on_the_row_of_the_next_item(store):
+    app = MemtuiApp(store, REV)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await _open(app, pilot, "compaction")
+        ids = [p.proposal_id for p in screen.items]
+        await _press(app, pilot, "x", "y")  # reject the first
+        assert [p.proposal_id for p in screen.items] == ids[1:] and screen.current().proposal_id == ids[1]
