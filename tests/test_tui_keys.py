@@ -313,3 +313,49 @@ async def test_palette_jumps_to_a_memory_by_part_of_its_id(store):
             await pilot.press("down")
         await _press(app, pilot, "enter")
         assert app.screen.current_memory_id() == "mem_rule_registry_convention"
+
+
+async def test_home_and_end_stay_a_text_fields_own():
+    # the queue's filter bar is an Input on a BaseScreen: home/end (priority bindings) must reach it
+    from textual.app import App
+    from textual.widgets import DataTable, Input
+
+    from memtui.screens.base import BaseScreen
+
+    class WithInput(BaseScreen):
+        def compose(self):
+            yield Input("abcdef", id="field")
+            yield DataTable(id="rows")
+
+        def on_mount(self):
+            table = self.query_one(DataTable)
+            table.add_column("n")
+            table.add_rows([[str(i)] for i in range(5)])
+
+    class Tiny(App):
+        def on_mount(self):
+            self.push_screen(WithInput())
+
+    app = Tiny()
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.pause()
+        field, table = app.screen.query_one(Input), app.screen.query_one(DataTable)
+        field.focus()
+        await pilot.press("home")
+        assert field.cursor_position == 0 and table.cursor_row == 0
+        await pilot.press("end")
+        assert field.cursor_position == 6 and table.cursor_row == 0
+        table.focus()
+        await pilot.press("end")
+        assert table.cursor_row == 4
+        await pilot.press("home")
+        assert table.cursor_row == 0
+
+
+async def test_after_a_decision_the_cursor_stays_on_the_row_of_the_next_item(store):
+    app = MemtuiApp(store, REV)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await _open(app, pilot, "compaction")
+        ids = [p.proposal_id for p in screen.items]
+        await _press(app, pilot, "x", "y")  # reject the first
+        assert [p.proposal_id for p in screen.items] == ids[1:] and screen.current().proposal_id == ids[1]

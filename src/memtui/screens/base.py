@@ -77,6 +77,7 @@ COMMON_BINDINGS: list[BindingType] = [
     Binding("colon", "app.command_palette", "Palette", show=False, key_display=":", id="nav.palette"),
 ] + [Binding(key, f"app.goto('{name}')", label, show=False, id=f"goto.{name}")
      for name, (key, label) in SCREEN_KEYS.items()]
+_COMMON_ORDER = {b.id: i for i, b in enumerate(COMMON_BINDINGS) if isinstance(b, Binding)}
 
 
 class BaseScreen(Screen):
@@ -102,7 +103,9 @@ class BaseScreen(Screen):
         def rank(item) -> tuple[int, int]:
             ab = item[1]
             if ab.node is self:
-                return (0, own[ab.binding.id]) if ab.binding.id in own else (1, 0)
+                if ab.binding.id in own:
+                    return (0, own[ab.binding.id])
+                return (1, _COMMON_ORDER.get(ab.binding.id, len(_COMMON_ORDER)))  # then Textual's (tab…)
             return (2, 0) if isinstance(ab.node, Widget) else (3, 0)
 
         return dict(sorted(bindings.items(), key=rank))

@@ -81,7 +81,8 @@ class ProposalScreen(BaseScreen):
 
     @work(thread=True, exclusive=True, group="proposals-load")
     def reload(self) -> None:
-        """Load the open items (thread worker), then show them; the highlighted one stays if still open."""
+        """Load the open items (thread worker), then show them; the highlighted one stays if still open,
+        else the cursor stays on its row (a decided item's successor)."""
         items = self.load()
         self.app.call_from_thread(self._show, items)
 
@@ -94,14 +95,15 @@ class ProposalScreen(BaseScreen):
                 keep_key = wanted
             else:
                 self.notify(f"{wanted} is no longer open.", severity="warning", markup=False)
-        self.items = items
         table = self.query_one("#list", ListTable)
+        row = table.cursor_row or 0
+        self.items = items
         table.clear()
         for item in items:
             table.add_row(*self.row(item), key=self.item_key(item))
         keys = [self.item_key(i) for i in items]
-        if keep_key in keys:
-            table.move_cursor(row=keys.index(keep_key))
+        if keys:  # the same item if still open, else the one that took its place (the next)
+            table.move_cursor(row=keys.index(keep_key) if keep_key in keys else min(row, len(keys) - 1))
         self.show_item(self.current())
 
     def current(self):
