@@ -64,11 +64,11 @@ def _demo_app(tmp_path):
 def test_evidence_screen(snap_compare, tmp_path):
     async def run_before(pilot):
         await _settled(pilot)
-        from textual.widgets import DataTable
+        from memtui.widgets.queue_list import QueueList
 
-        table = pilot.app.screen.query_one("#queue", DataTable)
-        ids = [rk.value for rk in table.rows]
-        table.move_cursor(row=ids.index("mem_rule_registry_convention"))
+        table = pilot.app.screen.query_one("#queue", QueueList)
+        ids = [r.memory_id for r in table.rows]
+        table.move_to(ids.index("mem_rule_registry_convention"))
         await _settled(pilot)
         await pilot.press("e")
         await _settled(pilot)
@@ -99,7 +99,7 @@ def test_duplicates_screen(snap_compare, tmp_path):
 def test_conflicts_screen(snap_compare, tmp_path):
     async def run_before(pilot):
         await _settled(pilot)
-        await pilot.press("c")
+        await pilot.press("C")  # c comments in the queue (issue 11)
         await _settled(pilot)
 
     assert snap_compare(_demo_app(tmp_path), terminal_size=(150, 36), run_before=run_before)

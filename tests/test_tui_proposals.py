@@ -106,7 +106,7 @@ async def test_conflict_keys_keep_b_then_undo(store):
     app = MemtuiApp(store, REV)
     async with app.run_test(size=(150, 40)) as pilot:
         await _settle(app, pilot)
-        await pilot.press("c")
+        await pilot.press("C")  # the conflicts screen (c comments in the queue, issue 11)
         await _settle(app, pilot)
         await pilot.press("b")
         await pilot.pause()
@@ -125,7 +125,7 @@ async def test_conflict_not_a_conflict_key(store):
     app = MemtuiApp(store, REV)
     async with app.run_test(size=(150, 40)) as pilot:
         await _settle(app, pilot)
-        await pilot.press("c")
+        await pilot.press("C")
         await _settle(app, pilot)
         await pilot.press("c")
         await pilot.pause()

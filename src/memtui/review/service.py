@@ -83,6 +83,11 @@ class ReviewService:
         self.engine = engine
         self.viewer = viewer
 
+    @property
+    def store_key(self) -> str:
+        """The store's URL without its password: the key of per-store user settings."""
+        return self.engine.url.render_as_string(hide_password=True)
+
     def _visible(self, session: Session, m: Memory | None, memory_id: str) -> Memory:
         if m is None:
             raise MemoryNotFound(memory_id)
