@@ -71,9 +71,25 @@ def build_store(n: int, path: Path) -> dict:
     return {"import_seconds": round(seconds, 2), "import_peak_rss_mb": round(peak_kb / 1024, 1)}
 
 
+def _builder():
+    """bench/store100k.py's cached builder when it is there (issue 11, item 9), else :func:`build_store`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    try:
+        from store100k import build_store as shared
+    except ImportError:
+        return build_store, "bench/tui.py"
+    return shared, "bench/store100k.py"
+
+
 def cached_store(n: int) -> tuple[Path, dict]:
     """The store of N generated memories, built once (its import figures kept beside it)."""
     CACHE.mkdir(exist_ok=True)
+    build, where = _builder()
+    if where != "bench/tui.py":
+        path = CACHE / f"tui-shared-{n}.db"
+        figures = build(n, path)
+        return path, {"import_seconds": figures.get("import_seconds"),
+                      "import_peak_rss_mb": figures.get("import_peak_rss_mb"), "store_built_by": where}
     path = CACHE / f"tui-{n}-v{GENERATOR_VERSION}.db"
     meta = path.with_suffix(".json")
     if path.exists() and meta.exists():
@@ -146,34 +162,59 @@ def _keystrokes(t: Tmux, key: str, count: int, changed) -> list[float]:
     return out
 
 
-def measure_memtui(db: Path, n: int, keys: int, env: dict) -> dict:
+def _plan(db: Path, keys: int) -> dict:
+    """What the screen will show, read through the review service: the first row's statement, the
+    key that decides each of the rows the decisions land on (``a`` when no review gate is shut,
+    else ``x``), and a search with its first result and match count."""
+    from memtui.domain.invariants import Actor
+    from memtui.review.queue_query import QueueFilter
+    from memtui.review.service import ReviewService
+    from memtui.store.engine import open_store
+
+    engine = open_store(str(db))
+    svc = ReviewService(engine, Actor("human", "bench", "reviewer"))
+    rows = svc.find(QueueFilter(), None, 2 * keys + 2)
+    decide = ["x" if svc.detail(r.memory_id).gates else "a" for r in rows[keys:2 * keys]]
+    target = svc.find(QueueFilter(), None, 1000)[-1]  # a memory well down the queue
+    words = [w for w in QueueFilter(search=target.statement).terms if len(w) > 3][:3]
+    query = " ".join(words)
+    results = svc.find(QueueFilter(search=query), None, 201)
+    engine.dispose()
+    from memtui.text import visible
+
+    shown = lambda st: visible(st).replace("\n", " ⏎ ")[:24]  # noqa: E731  (as the list draws it)
+    return {"first": shown(rows[0].statement), "decide": decide, "query": query,
+            "result": shown(results[0].statement), "matches": len(results)}
+
+
+def measure_memtui(db: Path, keys: int, env: dict) -> dict:
     """First row, decisions, cursor keys and a search in ``memtui`` on ``db``."""
+    plan = _plan(db, keys)
+    out_plan = {"search_query": plan["query"], "search_matches": plan["matches"]}
     t = Tmux("memtui-bench", [str(BIN / "memtui"), "--db", str(db), "--actor", "bench", "--role", "reviewer"], env)
     try:
-        first = statement(0)[:30]
-        t.wait(lambda s: first in s)
+        t.wait(lambda s: plan["first"] in s)
         first_row = time.perf_counter() - t.started
         t.settle(0.5)
         cursor = _keystrokes(t, "j", keys, lambda b, s: b != s)
         decisions = []
-        for k in range(1, keys + 1):
+        for k, key in enumerate(plan["decide"], start=1):
             t.settle()
-            sent = t.keys("a")
+            sent = t.keys(key)
             decisions.append(t.wait(lambda s: f"decided {k} /" in s) - sent)
         t.settle()
         t.keys("/")
         t.wait(lambda s: "search statements" in s)
-        target = n * 3 // 7 + 1  # a candidate well down the queue
-        t.keys(f"token{target}", literal=True)
+        t.keys(plan["query"], literal=True)
         sent = t.keys("Enter")
-        # the one result: its statement shown and nothing else loaded
-        search = t.wait(lambda s: statement(target)[:30] in s and "loaded 1 " in s) - sent
+        loaded = f"loaded {plan['matches']} " if plan["matches"] <= 200 else "loaded 200 "
+        search = t.wait(lambda s: plan["result"] in s and loaded in s and f"/{plan['query']}" in s) - sent
         t.keys("q")
     finally:
         t.close()
     d_med, d_p95 = _ms(decisions)
     return {"first_row_seconds": round(first_row, 3), "decision_ms_median": d_med, "decision_ms_p95": d_p95,
-            "cursor_ms_median": _ms(cursor)[0], "search_ms": round(search * 1000, 1)}
+            "cursor_ms_median": _ms(cursor)[0], "search_ms": round(search * 1000, 1), **out_plan}
 
 
 BASELINE_APP = '''
@@ -195,7 +236,9 @@ class Baseline(App):
         t.add_column("state", key="state"); t.add_column("statement", key="statement")
         t.add_column("type"); t.add_column("conf")
         rows = sqlite3.connect(sys.argv[1]).execute(
-            "SELECT memory_id, state, statement, type, confidence FROM memory ORDER BY state DESC, memory_id")
+            "SELECT memory_id, state, statement, type, confidence FROM memory "
+            "WHERE state IN ('needs_review', 'challenged', 'candidate', 'approved') ORDER BY CASE state "
+            "WHEN 'needs_review' THEN 0 WHEN 'challenged' THEN 1 WHEN 'candidate' THEN 2 ELSE 3 END, memory_id")
         for mid, state, st, ty, conf in rows:
             t.add_row(Text(state), Text(st), Text(ty), Text(f"{conf:.2f}"), key=mid)
         t.focus()
@@ -212,13 +255,13 @@ Baseline().run()
 '''
 
 
-def measure_baseline(db: Path, keys: int, env: dict) -> dict:
+def measure_baseline(db: Path, keys: int, env: dict, first: str) -> dict:
     """The same figures for a stock DataTable app holding every row (loaded at start, as it must)."""
     script = CACHE / "baseline_app.py"
     script.write_text(BASELINE_APP)
     t = Tmux("memtui-bench-baseline", [sys.executable, str(script), str(db)], env)
     try:
-        t.wait(lambda s: statement(0)[:30] in s, timeout=300)
+        t.wait(lambda s: first in s, timeout=600)
         first_row = time.perf_counter() - t.started
         t.settle(0.5)
         cursor = _keystrokes(t, "j", keys, lambda b, s: b != s)
@@ -248,9 +291,9 @@ def main() -> None:
     shutil.rmtree(config, ignore_errors=True)
     env = {"TERM": "xterm-256color", "COLORTERM": "truecolor", "XDG_CONFIG_HOME": str(config),
            "TEXTUAL_ANIMATIONS": "none", "PATH": os.environ.get("PATH", "")}
-    out = {"n": args.n, **figures, **measure_memtui(work, args.n, args.keys, env)}
+    out = {"n": args.n, **figures, **measure_memtui(work, args.keys, env)}
     if not args.no_baseline:
-        out.update(measure_baseline(db, args.keys, env))
+        out.update(measure_baseline(db, args.keys, env, _plan(db, 1)["first"]))
     out["targets"] = {"first_row_seconds": 0.7, "decision_ms_median": 33, "decision_ms_p95": 66,
                       "cursor_ms_median": 33, "search_ms": 200, "import_seconds": 15, "import_peak_rss_mb": 400}
     print(json.dumps(out))

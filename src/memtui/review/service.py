@@ -58,8 +58,8 @@ def _scope(m: Memory) -> ScopeView:
 def _item_view(m: Memory, key: tuple = ()) -> QueueItemView:
     """The queue row of ``m``; ``key`` its sort values (the keyset cursor of the next page)."""
     return QueueItemView(m.memory_id, QUEUE_RANK.get(m.state, len(QUEUE_RANK)), m.state, m.type, m.statement,
-                         _scope(m), m.confidence, m.created_at, m.version, key=key or (
-                             QUEUE_RANK.get(m.state, len(QUEUE_RANK)), m.memory_id),
+                         _scope(m), m.confidence, m.created_at, m.version,
+                         key=key or (queue_query.STATE_RANK[m.state], m.memory_id),
                          impact=m.impact, conflict_state=m.conflict_state)
 
 

@@ -186,6 +186,10 @@ class QueueList(ScrollView, can_focus=True):
         if index != old:
             self._announce()
 
+    def on_click(self, event) -> None:
+        """A click puts the cursor on the row clicked."""
+        self.move_to(self.scroll_offset.y + event.y)
+
     def toggle_range(self) -> None:
         """Start a range selection at the cursor, or drop the one there is (``v``)."""
         if self.anchor is None:
