@@ -261,8 +261,9 @@ def find(session: Session, viewer, f: QueueFilter, after: tuple | None, limit: i
     """The next ``limit`` memories matching ``f`` after the keyset ``after`` (None: from the top).
 
     The ``state`` sort reads one state at a time along the ``(state, memory_id)`` index, so its
-    pages cost the same anywhere in 100,000 rows; the other sorts are one ordered query."""
-    if f.sort == "state":
+    pages cost the same anywhere in 100,000 rows; the other sorts, and a search (whose matches
+    drive the query), are one ordered query."""
+    if f.sort == "state" and not f.terms:
         return _find_by_state(session, viewer, f, after, limit, now)
     order = _order(f)
     exprs = [expr.label(f"k{i}") for i, (expr, _) in enumerate(order)]

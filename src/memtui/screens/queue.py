@@ -31,7 +31,8 @@ from memtui.widgets.queue_list import QueueList
 PAGE_SIZE = 200
 PREFETCH_MARGIN = 40  # load the next page when the cursor is this close to the last loaded row
 DETAIL_DELAY = 0.06  # seconds the cursor rests on a row before its detail is fetched
-SEARCH_DELAY = 0.15  # seconds after the last typed character before the search runs
+SEARCH_DELAY = 0.25  # seconds after the last typed character before the search runs
+LIVE_SEARCH_MIN = 3  # letters every word needs before the search runs as you type
 VERBS = {"approve": "Approve", "reject": "Reject", "needs-review": "Send to review", "block": "Block"}
 
 
@@ -109,6 +110,7 @@ class QueueScreen(Screen):
         self._undo_stack: list[_Step] = []
         self._redo_stack: list[_Step] = []
         self._pending = False  # a decision or undo is being written
+        self._ahead: str | None = None  # the memory being decided while the cursor went on
         self._next_comment: str | None = None  # attached to the next decision (c)
         self._detail_timer = None
         self._detail_wanted: str | None = None
@@ -286,6 +288,8 @@ class QueueScreen(Screen):
         if self._search_timer is not None:
             self._search_timer.stop()
         value = event.value
+        if any(len(w) < LIVE_SEARCH_MIN for w in QueueFilter(search=value).terms):
+            return  # a one- or two-letter prefix matches most of a big store: wait for more (or enter)
         self._search_timer = self.set_timer(SEARCH_DELAY, lambda: self.set_filter(self._filter.with_(search=value)))
 
     @on(Input.Submitted, "#search")
@@ -415,14 +419,15 @@ class QueueScreen(Screen):
         next undecided row.
 
         Approve refuses at once, with the reason, when a review gate of the shown memory is shut.
-        The write runs in a worker; while it runs, further decision keys are ignored, so a quick
-        second key never lands on a row the reviewer has not looked at; a refused decision leaves
-        the cursor where it is. Block always asks first.
+        A single decision moves the cursor on at once while the write runs in a worker; until the
+        write is done, and until the detail of the highlighted memory is on screen, further
+        decision keys are ignored, so a quick second key never lands on a memory the reviewer has
+        not seen. A refused decision puts the cursor back on its memory. Block always asks first.
         """
-        if self._pending:
+        items = self.queue.selected()
+        if self._pending or (len(items) == 1 and self._detail_id != items[0].memory_id):
             self.app.bell()
             return
-        items = self.queue.selected()
         if not items:
             self.notify("Nothing to decide: the queue is empty.", severity="warning")
             return
@@ -431,7 +436,7 @@ class QueueScreen(Screen):
             self._refuse("; ".join(reason for _, reason in self._detail.gates), title="Approve refused")
             return
         if len(items) == 1 and decision != "block":
-            self._write(decision, items)
+            self._write(decision, items, ahead=True)
             return
         from memtui.screens.dialogs import ConfirmDialog
 
@@ -443,11 +448,19 @@ class QueueScreen(Screen):
                                            f"memor{'y' if len(items) == 1 else 'ies'}?",
                                            change_summary(items, decision)), answered)
 
-    def _write(self, decision: str, items: list[QueueItemView]) -> None:
+    def _write(self, decision: str, items: list[QueueItemView], *, ahead: bool = False) -> None:
+        """Start the write; ``ahead``: move to the next undecided row now, not when it is done."""
         self._pending = True
         comment, self._next_comment = self._next_comment, None
         self._update_bar()
-        self.run_decision(decision, [(i.memory_id, i.version) for i in items], comment)
+        targets = [(i.memory_id, i.version) for i in items]
+        if ahead:
+            self._ahead = items[0].memory_id
+            self._advance(self._ahead)
+            # paint the moved cursor first: the write's Python work would hold the GIL meanwhile
+            self.call_after_refresh(self.run_decision, decision, targets, comment)
+        else:
+            self.run_decision(decision, targets, comment)
 
     @work(thread=True, group="decide")
     def run_decision(self, decision: str, targets: list[tuple[str, int]], comment: str | None) -> None:
@@ -469,6 +482,11 @@ class QueueScreen(Screen):
 
     def _decision_refused(self, message: str, items: list[QueueItemView], comment: str | None) -> None:
         self._pending = False
+        if self._ahead is not None:  # the cursor went on: bring it back to the refused memory
+            back = self.queue.index_of(self._ahead)
+            self._ahead = None
+            if back is not None:
+                self.queue.move_to(back)
         self._next_comment = comment  # not used: keep it for the next decision
         self._update_bar()
         for item in items:
@@ -489,7 +507,10 @@ class QueueScreen(Screen):
         last = step.outcomes[-1].memory_id
         if self.queue.anchor is not None:
             self.queue.toggle_range()
-        self._advance(last)
+        if self._ahead == last:
+            self._ahead = None  # the cursor moved on when the key was pressed
+        else:
+            self._advance(last)
         if len(step.outcomes) > 1 or redo:
             self.notify(f"{'Redone' if redo else 'Decided'}: {len(step.outcomes)} memories. u undoes "
                         f"{'them' if len(step.outcomes) > 1 else 'it'}.", markup=False)
@@ -502,7 +523,8 @@ class QueueScreen(Screen):
         rows = self.queue.rows
         n = len(rows)
         for step in range(1, n + 1):
-            if rows[(start + step) % n].memory_id not in self._decided:
+            mid = rows[(start + step) % n].memory_id
+            if mid not in self._decided and mid != self._ahead:
                 self.queue.move_to((start + step) % n)
                 return
         self.notify(f"All {n} loaded memories are decided. u undoes the last decision.", markup=False)
