@@ -49,9 +49,8 @@ def build_store(path: Path, n: int):
 
 
 async def measure_memtui(engine, decisions: int) -> tuple[float, list[float]]:
-    from textual.widgets import DataTable
-
     from memtui.app import MemtuiApp
+    from memtui.widgets.queue_list import QueueList
     from memtui.domain.invariants import Actor
 
     app = MemtuiApp(engine, Actor("human", "bench", "reviewer"))
@@ -61,17 +60,17 @@ async def measure_memtui(engine, decisions: int) -> tuple[float, list[float]]:
         while time.perf_counter() < deadline:
             await pilot.pause(0.005)
             screen = app.screen
-            if screen.query("#queue") and screen.query_one("#queue", DataTable).row_count > 0:
+            if screen.query("#queue") and screen.query_one("#queue", QueueList).rows:
                 break
         open_s = time.perf_counter() - t0
         times = []
         for _ in range(decisions):
-            table = app.screen.query_one("#queue", DataTable)
-            row = table.cursor_row
+            table = app.screen.query_one("#queue", QueueList)
+            row = table.cursor
             t = time.perf_counter()
             await pilot.press("a" if _ % 2 else "x")
             deadline = time.perf_counter() + 10
-            while app.screen.query_one("#queue", DataTable).cursor_row == row and time.perf_counter() < deadline:
+            while app.screen.query_one("#queue", QueueList).cursor == row and time.perf_counter() < deadline:
                 await pilot.pause(0.002)
             times.append((time.perf_counter() - t) * 1000)
         return open_s, times

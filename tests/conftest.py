@@ -24,8 +24,10 @@ SAMPLE = ROOT / "sample_data"
 
 
 @pytest.fixture(autouse=True)
-def _fixed_clock(monkeypatch):
-    """Every test runs at the same instant, so ages, timestamps and snapshots are reproducible."""
+def _fixed_clock(monkeypatch, tmp_path_factory):
+    """Every test runs at the same instant, so ages, timestamps and snapshots are reproducible; user
+    settings (the queue's saved filter) go to a fresh folder, never the real ~/.config."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     monkeypatch.setenv("MEMTUI_NOW", FIXED_NOW)
     monkeypatch.delenv("MEMTUI_DB", raising=False)
     monkeypatch.delenv("MEMTUI_ACTOR", raising=False)

@@ -414,8 +414,7 @@ def test_library_exports_strip_sequences_without_the_cli(engine, tmp_path):
 
 
 async def test_tui_shows_hostile_statements_literally(tmp_path):
-    from rich.text import Text
-    from textual.widgets import DataTable
+    from memtui.widgets.queue_list import QueueList
 
     from memtui.app import MemtuiApp
     from memtui.domain.invariants import Actor
@@ -431,9 +430,8 @@ async def test_tui_shows_hostile_statements_literally(tmp_path):
     async with app.run_test(size=(160, 40)) as pilot:
         for _ in range(5):
             await pilot.pause()
-        table = app.screen.query_one("#queue", DataTable)
-        cell = table.get_cell_at((0, 1))
-        assert isinstance(cell, Text) and cell.plain == SHOWN and not cell.spans
+        table = app.screen.query_one("#queue", QueueList)
+        assert table.cell(0, "statement") == SHOWN  # drawn as plain segments, never parsed as markup
         detail = app.screen.query_one("#detail", MemoryDetail)
         rendered = "\n".join(line.plain for line in detail.lines)
         assert SHOWN in rendered

@@ -329,7 +329,7 @@ def test_restructured_folders_globs_and_suffixes(tmp_path):
 async def test_tui_accepts_the_proposed_edit_of_a_moved_path(sqlite_engine, tmp_path):
     """Import AGENTS.md, move the file it names, maintain: the queue shows the proposed statement
     and E makes it the statement, the reference now naming the new path; a to approve after."""
-    from textual.widgets import DataTable
+    from memtui.widgets.queue_list import QueueList
 
     from memtui.app import MemtuiApp
     from memtui.importers.formats import import_paths
@@ -362,9 +362,9 @@ async def test_tui_accepts_the_proposed_edit_of_a_moved_path(sqlite_engine, tmp_
         for _ in range(3):
             await pilot.pause()
             await app.workers.wait_for_complete()
-        table = app.screen.query_one("#queue", DataTable)
-        assert table.row_count == 1
-        assert "src/payments/refund.py" in str(table.get_cell(mid, "statement"))
+        table = app.screen.query_one("#queue", QueueList)
+        assert len(table.rows) == 1
+        assert "src/payments/refund.py" in table.cell(0, "statement")
     after = svc.detail(mid)
     assert after.statement == "Refunds are issued in `src/payments/refund.py` only."
     assert after.state == "needs_review" and after.proposed_statement is None

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from sqlmodel import Session, select
-from textual.widgets import DataTable
+from memtui.widgets.queue_list import QueueList
 from typer.testing import CliRunner
 
 from memtui.cli import app
@@ -353,12 +353,14 @@ async def test_queue_shows_only_memory_inside_the_scopes(governed_sqlite, name, 
         await pilot.pause()
         await app_.workers.wait_for_complete()
         await pilot.pause()
-        table = app_.screen.query_one("#queue", DataTable)
-        assert [rk.value for rk in table.rows] == expected
+        table = app_.screen.query_one("#queue", QueueList)
+        assert [r.memory_id for r in table.rows] == expected
         app_.action_goto("health")
         await pilot.pause()
         await app_.workers.wait_for_complete()
         await pilot.pause()
+        from textual.widgets import DataTable
+
         health = app_.screen.query_one("#health-table", DataTable)
         assert health.row_count == (1 if name == "ann" else 3)
 

@@ -40,7 +40,7 @@ def _keys(*keys, before=None):
 
 async def _to_evidence_memory(pilot):
     table = pilot.app.screen.query_one("#queue")
-    table.move_cursor(row=[rk.value for rk in table.rows].index("mem_rule_registry_convention"))
+    table.move_cursor(row=[r.memory_id for r in table.rows].index("mem_rule_registry_convention"))
 
 
 SCREENS = {

@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from textual.widgets import DataTable, ProgressBar
 
+from memtui.widgets.queue_list import QueueList
+
 from memtui.app import MemtuiApp
 from memtui.domain.invariants import Actor
 from memtui.maintenance.runner import maintain
@@ -32,9 +34,9 @@ async def _settle(app, pilot):
 
 
 async def _open_evidence(app, pilot, memory_id):
-    table = app.screen.query_one("#queue", DataTable)
-    ids = [rk.value for rk in table.rows]
-    table.move_cursor(row=ids.index(memory_id))
+    table = app.screen.query_one("#queue", QueueList)
+    ids = [r.memory_id for r in table.rows]
+    table.move_to(ids.index(memory_id))
     await _settle(app, pilot)
     await pilot.press("e")
     await _settle(app, pilot)
@@ -80,14 +82,14 @@ async def test_maintenance_runs_in_a_worker_and_reloads_the_queue(demo_engine):
     app = MemtuiApp(demo_engine, ACTOR)
     async with app.run_test(size=(160, 45)) as pilot:
         await _settle(app, pilot)
-        before = app.screen.query_one("#queue", DataTable).row_count
+        before = len(app.screen.query_one("#queue", QueueList).rows)
         await pilot.press("m")
         await _settle(app, pilot)
         bar = app.screen.query_one("#maint-progress", ProgressBar)
         assert bar.total and bar.progress == bar.total
         await pilot.press("escape")
         await _settle(app, pilot)
-        after = app.screen.query_one("#queue", DataTable).row_count
+        after = len(app.screen.query_one("#queue", QueueList).rows)
     assert ReviewService(demo_engine).detail("mem_rule_registry_convention").state == "needs_review"
     assert after == ReviewService(demo_engine).queue_count() != before  # the reloaded queue is the store's
 
@@ -101,7 +103,7 @@ async def test_health_screen_counts(demo_engine):
         assert isinstance(app.screen, HealthScreen)
         table = app.screen.query_one("#health-table", DataTable)
         expected = {h.repository_id or "(org-wide)": h for h in ReviewService(demo_engine).health()}
-        assert table.row_count == len(expected)
+        assert len(table.rows) == len(expected)
         row = table.get_row("order-service")
         assert row[1].plain == str(expected["order-service"].total)
         assert row[2].plain == str(expected["order-service"].by_state["candidate"])

@@ -234,6 +234,25 @@ def check_promotion(m: MemoryFacts, actor: Actor) -> None:
         )
 
 
+#: The review gates the queue shows before a decision (issue 11, item 2): name -> the check behind it.
+GATES = ("missing evidence", "scope broader than evidence", "open conflict", "high impact needs a lead")
+
+
+def approval_gates(m: MemoryFacts, actor: Actor) -> list[tuple[str, str]]:
+    """What would stop ``actor`` approving ``m`` now: ``(gate, reason)`` pairs in :data:`GATES` order,
+    each reason the message of the invariant check that refuses it (the same checks
+    :func:`check_transition` runs, so the queue's warning and the refusal never disagree)."""
+    checks = (("missing evidence", check_evidence), ("scope broader than evidence", check_scope),
+              ("open conflict", check_conflict), ("high impact needs a lead", lambda f: check_review(f, actor)))
+    out = []
+    for gate, check in checks:
+        try:
+            check(m)
+        except InvariantViolation as exc:
+            out.append((gate, str(exc)))
+    return out
+
+
 def check_transition(m: MemoryFacts, to_state: str, actor: Actor, *, undo: bool = False) -> None:
     """Refuse the change ``m.state -> to_state`` by ``actor`` unless the table and invariants allow it.
 

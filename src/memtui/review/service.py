@@ -11,19 +11,19 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Sequence
 
-import sqlalchemy as sa
-
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, func, select
 
 from memtui.domain.decisions import Decision, DecisionError, VersionChanged, review_state_after, target_state
 from memtui.domain.invariants import Actor
-from memtui.domain.states import ALL_STATES, QUEUE_STATES
+from memtui.domain.states import ALL_STATES
 from memtui.governance.visibility import can_see, restrict
 from memtui.review.concurrency import changed_by, changed_by_now, retry_when_outraced
 from memtui.review.lifecycle import MemoryNotFound, load_evidence, transition
 from memtui.review.lifecycle import RETIRED_STATES, close_conflicts_of_retired, waiting_reasons
+from memtui.review import queue_query
+from memtui.review.queue_query import QUEUE_RANK, QueueFilter
 from memtui.review.views import (
     DecisionOutcome,
     EventView,
@@ -35,7 +35,6 @@ from memtui.review.views import (
 )
 from memtui.store.models import Evidence, Memory, Revalidation, StateHistory
 
-QUEUE_RANK: dict[str, int] = {s.value: i for i, s in enumerate(QUEUE_STATES)}
 REJECTABLE_STATES = ("candidate", "approved", "active", "needs_review", "challenged", "superseded")
 
 
@@ -54,6 +53,14 @@ class MemoryOutOfScope(MemoryNotFound):
 def _scope(m: Memory) -> ScopeView:
     return ScopeView(m.tenant_id, m.repository_id, m.module_path,
                      tuple(m.applies_to or ()), tuple(m.does_not_apply_to or ()))
+
+
+def _item_view(m: Memory, key: tuple = ()) -> QueueItemView:
+    """The queue row of ``m``; ``key`` its sort values (the keyset cursor of the next page)."""
+    return QueueItemView(m.memory_id, QUEUE_RANK.get(m.state, len(QUEUE_RANK)), m.state, m.type, m.statement,
+                         _scope(m), m.confidence, m.created_at, m.version,
+                         key=key or (queue_query.STATE_RANK[m.state], m.memory_id),
+                         impact=m.impact, conflict_state=m.conflict_state)
 
 
 def _event_view(e: StateHistory) -> EventView:
@@ -76,6 +83,11 @@ class ReviewService:
         self.engine = engine
         self.viewer = viewer
 
+    @property
+    def store_key(self) -> str:
+        """The store's URL without its password: the key of per-store user settings."""
+        return self.engine.url.render_as_string(hide_password=True)
+
     def _visible(self, session: Session, m: Memory | None, memory_id: str) -> Memory:
         if m is None:
             raise MemoryNotFound(memory_id)
@@ -87,50 +99,89 @@ class ReviewService:
     @retry_when_outraced
     def decide(self, memory_id: str, decision: Decision | str, actor: Actor,
                comment: str | None = None, expected_version: int | None = None) -> DecisionOutcome:
-        """Apply a reviewer decision (approve, reject, needs-review, archive) in one transaction.
+        """Apply a reviewer decision (approve, reject, needs-review, archive, block) in one transaction.
 
         ``expected_version`` (the version the reviewer saw) refuses the decision if someone
         changed the memory meanwhile. Raises MemoryNotFound, DecisionError, TransitionRefused
         or InvariantViolation; the store is unchanged then.
         """
+        return self.decide_many([memory_id], decision, actor, comment,
+                                None if expected_version is None else {memory_id: expected_version})[0]
+
+    @retry_when_outraced
+    def decide_many(self, memory_ids: Sequence[str], decision: Decision | str, actor: Actor,
+                    comment: str | None = None, expected_versions: dict[str, int] | None = None
+                    ) -> list[DecisionOutcome]:
+        """One decision on many memories in one transaction (the queue's range select): all are
+        written or none. ``expected_versions``: memory id -> the version the reviewer saw. Raises as
+        :meth:`decide` for the first memory refused (its id in the message); nothing is written then."""
         decision = Decision(decision)
         from memtui.safety.guard import refuse_secret_comment
 
         refuse_secret_comment(comment)  # issue 9: a secret never reaches the history
+        expected_versions = expected_versions or {}
+        current = None
         try:
             with Session(self.engine) as session, session.begin():
-                memory = session.get(Memory, memory_id)
-                if memory is None:
-                    raise MemoryNotFound(memory_id)
-                if expected_version is not None and memory.version != expected_version:
-                    raise VersionChanged(changed_by(session, memory, expected_version))
-                if decision is Decision.REJECT and memory.state not in REJECTABLE_STATES:
-                    raise DecisionError(f"{memory_id} is {memory.state}; only a memory waiting for a decision "
-                                        "or in use can be rejected")
-                to = target_state(decision, memory.state)
-                if to.value == memory.state:
-                    raise DecisionError(f"{memory_id} is already {memory.state}")
-                from_state = memory.state
-                event = transition(session, memory, to, actor, reason=f"reviewer decision: {decision.value}",
-                                   comment=comment, review_state=review_state_after(decision))
-                if decision is Decision.APPROVE and actor.type == "human":
-                    # the reviewer saw the evidence at HEAD: later runs diff from there (issue 8, item 7)
-                    from memtui.review.anchor import reanchor
-
-                    anchored = reanchor(session, memory, load_evidence(session, memory_id))
-                    if anchored:
-                        event.reason = f"{event.reason}; {anchored}"
-                if decision is Decision.BLOCK:
-                    from memtui.governance.audit import audit
-
-                    audit(session, "memory_blocked", actor.id, memory_id, fromState=from_state, comment=comment)
-                if to.value in RETIRED_STATES:
-                    session.flush()
-                    close_conflicts_of_retired(session, memory, actor, None)
-                session.flush()  # the optimistic UPDATE ... WHERE version = N runs here
-                return DecisionOutcome(event.event_id, memory_id, from_state, to.value, version=memory.version)
+                out = []
+                for current in memory_ids:
+                    out.append(self._decide_in(session, current, decision, actor, comment,
+                                               expected_versions.get(current)))
+                return out
         except StaleDataError as exc:
-            raise VersionChanged(changed_by_now(self.engine, memory_id, expected_version)) from exc
+            raise VersionChanged(changed_by_now(self.engine, current, expected_versions.get(current))) from exc
+
+    def _decide_in(self, session: Session, memory_id: str, decision: Decision, actor: Actor,
+                   comment: str | None, expected_version: int | None) -> DecisionOutcome:
+        memory = session.get(Memory, memory_id)
+        if memory is None:
+            raise MemoryNotFound(memory_id)
+        if expected_version is not None and memory.version != expected_version:
+            raise VersionChanged(changed_by(session, memory, expected_version))
+        if decision is Decision.REJECT and memory.state not in REJECTABLE_STATES:
+            raise DecisionError(f"{memory_id} is {memory.state}; only a memory waiting for a decision "
+                                "or in use can be rejected")
+        to = target_state(decision, memory.state)
+        if to.value == memory.state:
+            raise DecisionError(f"{memory_id} is already {memory.state}")
+        from_state = memory.state
+        event = transition(session, memory, to, actor, reason=f"reviewer decision: {decision.value}",
+                           comment=comment, review_state=review_state_after(decision))
+        if decision is Decision.APPROVE and actor.type == "human":
+            # the reviewer saw the evidence at HEAD: later runs diff from there (issue 8, item 7)
+            from memtui.review.anchor import reanchor
+
+            anchored = reanchor(session, memory, load_evidence(session, memory_id))
+            if anchored:
+                event.reason = f"{event.reason}; {anchored}"
+        if decision is Decision.BLOCK:
+            from memtui.governance.audit import audit
+
+            audit(session, "memory_blocked", actor.id, memory_id, fromState=from_state, comment=comment)
+        if to.value in RETIRED_STATES:
+            session.flush()
+            close_conflicts_of_retired(session, memory, actor, None)
+        session.flush()  # the optimistic UPDATE ... WHERE version = N runs here
+        return DecisionOutcome(event.event_id, memory_id, from_state, to.value, version=memory.version)
+
+    def comment_on(self, event_id: str, actor: Actor, comment: str) -> str:
+        """Attach ``comment`` to the decision ``event_id`` after the fact: the history is append-only,
+        so a note event (no state change) carries it, naming the decision. Returns the note's id.
+        Raises DecisionError (no such event, empty comment) or SecretInComment."""
+        from memtui.review.lifecycle import record_note
+        from memtui.safety.guard import refuse_secret_comment
+
+        comment = (comment or "").strip()
+        if not comment:
+            raise DecisionError("the comment is empty")
+        refuse_secret_comment(comment)
+        with Session(self.engine) as session, session.begin():
+            event = session.get(StateHistory, event_id)
+            if event is None:
+                raise DecisionError(f"no event {event_id!r} in the store")
+            note = record_note(session, session.get(Memory, event.memory_id), actor, f"comment on {event_id}")
+            note.comment = comment
+            return note.event_id
 
     @retry_when_outraced
     def edit_statement(self, memory_id: str, actor: Actor, *, text: str | None = None, proposed: bool = False,
@@ -193,37 +244,45 @@ class ReviewService:
         Refused when the memory has changed since (a later event, or its state is no longer the
         event's ``to_state``), when the event was already undone, or when it created the memory.
         """
+        return self.undo_many([event_id], actor, comment)[0]
+
+    def undo_many(self, event_ids: Sequence[str], actor: Actor, comment: str | None = None) -> list[DecisionOutcome]:
+        """Undo several decisions (a batch) in one transaction, all or none, as :meth:`undo` each."""
         from memtui.safety.guard import refuse_secret_comment
 
         refuse_secret_comment(comment)
         with Session(self.engine) as session, session.begin():
-            event = session.get(StateHistory, event_id)
-            if event is None:
-                raise DecisionError(f"no event {event_id!r} in the store")
-            if event.from_state is None:
-                raise DecisionError(f"{event_id} created {event.memory_id}; creation cannot be undone")
-            if event.actor_id != actor.id and actor.role != "lead":
-                raise DecisionError(f"{event_id} was decided by {event.actor_type}:{event.actor_id}; "
-                                    "only that reviewer or a lead can undo it")
-            undone = session.exec(select(StateHistory.event_id).where(StateHistory.compensates == event_id)).first()
-            if undone:
-                raise DecisionError(f"{event_id} was already undone by {undone}")
-            newer = session.exec(select(StateHistory.event_id).where(
-                StateHistory.memory_id == event.memory_id, StateHistory.event_id > event_id)).first()
-            if newer:
-                raise DecisionError(f"{event.memory_id} has changed since {event_id} (by {newer}); "
-                                    "only its latest change can be undone")
-            memory = session.get(Memory, event.memory_id)
-            if memory.state != event.to_state:
-                raise DecisionError(
-                    f"{memory.memory_id} is {memory.state} now, no longer {event.to_state}; "
-                    "the decision cannot be undone"
-                )
-            back = transition(session, memory, event.from_state, actor,
-                              reason=f"undo of {event_id} ({event.reason})", comment=comment,
-                              compensates=event_id, review_state=event.review_state_before)
-            return DecisionOutcome(back.event_id, memory.memory_id, event.to_state, event.from_state,
-                                   compensates=event_id)
+            return [self._undo_in(session, e, actor, comment) for e in event_ids]
+
+    def _undo_in(self, session: Session, event_id: str, actor: Actor, comment: str | None) -> DecisionOutcome:
+        event = session.get(StateHistory, event_id)
+        if event is None:
+            raise DecisionError(f"no event {event_id!r} in the store")
+        if event.from_state is None:
+            raise DecisionError(f"{event_id} created {event.memory_id}; creation cannot be undone")
+        if event.actor_id != actor.id and actor.role != "lead":
+            raise DecisionError(f"{event_id} was decided by {event.actor_type}:{event.actor_id}; "
+                                "only that reviewer or a lead can undo it")
+        undone = session.exec(select(StateHistory.event_id).where(StateHistory.compensates == event_id)).first()
+        if undone:
+            raise DecisionError(f"{event_id} was already undone by {undone}")
+        newer = session.exec(select(StateHistory.event_id).where(  # a comment on the decision is no change
+            StateHistory.memory_id == event.memory_id, StateHistory.event_id > event_id,
+            StateHistory.reason != f"comment on {event_id}")).first()
+        if newer:
+            raise DecisionError(f"{event.memory_id} has changed since {event_id} (by {newer}); "
+                                "only its latest change can be undone")
+        memory = session.get(Memory, event.memory_id)
+        if memory.state != event.to_state:
+            raise DecisionError(
+                f"{memory.memory_id} is {memory.state} now, no longer {event.to_state}; "
+                "the decision cannot be undone"
+            )
+        back = transition(session, memory, event.from_state, actor,
+                          reason=f"undo of {event_id} ({event.reason})", comment=comment,
+                          compensates=event_id, review_state=event.review_state_before)
+        return DecisionOutcome(back.event_id, memory.memory_id, event.to_state, event.from_state,
+                               compensates=event_id)
 
     def last_undoable_event(self, memory_id: str) -> str | None:
         """The newest human decision on ``memory_id`` that is not an undo and not yet undone, or None."""
@@ -264,51 +323,58 @@ class ReviewService:
         """The next ``limit`` queue items after the keyset cursor ``(rank, memory_id)``.
 
         Order: state rank (needs_review, challenged, candidate, approved), then memory id.
-        One indexed range query per state, so a page costs the same at row 10 and row 100,000.
         Filters (the HTTP API's ``GET /review-queue``): ``states`` (queue states only; others give
         nothing), ``memory_type``, ``repository_id``, ``reason_code`` (a piece of its evidence
-        carries that revalidation reason code, e.g. ``span_changed``).
+        carries that revalidation reason code, e.g. ``span_changed``). The TUI's richer filters
+        and sorts: :meth:`find`.
         """
-        items: list[QueueItemView] = []
-        start_rank, after_id = after if after else (0, None)
+        if states is not None:
+            states = tuple(s for s in states if s in QUEUE_RANK)
+            if not states:
+                return []
+        f = QueueFilter(states=tuple(states or ()), memory_type=memory_type, repository_id=repository_id,
+                        reason_code=reason_code)
+        return self.find(f, after, limit)
+
+    def find(self, f: QueueFilter, after: tuple | None = None, limit: int = 100) -> list[QueueItemView]:
+        """The next ``limit`` memories matching ``f`` (filters, search, sort) after the keyset ``after``
+        (the ``key`` of the last item of the previous page; None: from the top). See
+        :mod:`memtui.review.queue_query`."""
+        from memtui.clock import utcnow
+
         with Session(self.engine) as session:
-            for state, rank in QUEUE_RANK.items():
-                if rank < start_rank or len(items) >= limit or (states is not None and state not in states):
-                    continue
-                q = restrict(select(Memory).where(Memory.state == state), session, self.viewer)
-                if memory_type is not None:
-                    q = q.where(Memory.type == memory_type)
-                if repository_id is not None:
-                    q = q.where(Memory.repository_id == repository_id)
-                if reason_code is not None:
-                    q = q.where(sa.exists().where(Evidence.memory_id == Memory.memory_id,
-                                                  Evidence.reason_code == reason_code))
-                if rank == start_rank and after_id is not None:
-                    q = q.where(Memory.memory_id > after_id)
-                q = q.order_by(Memory.memory_id).limit(limit - len(items))
-                for m in session.exec(q):
-                    items.append(QueueItemView(m.memory_id, rank, m.state, m.type, m.statement, _scope(m),
-                                               m.confidence, m.created_at, m.version))
-        return items
+            return [_item_view(r.memory, r.key) for r in queue_query.find(session, self.viewer, f, after, limit, utcnow())]
+
+    def find_count(self, f: QueueFilter) -> int:
+        """How many memories match ``f``."""
+        from memtui.clock import utcnow
+
+        with Session(self.engine) as session:
+            return queue_query.count(session, self.viewer, f, utcnow())
 
     def queue_item(self, memory_id: str) -> QueueItemView:
         """The queue row of one memory as it is now (after a decision, to redraw it). Raises MemoryNotFound."""
         with Session(self.engine) as session:
-            m = self._visible(session, session.get(Memory, memory_id), memory_id)
-            return QueueItemView(m.memory_id, QUEUE_RANK.get(m.state, len(QUEUE_RANK)), m.state, m.type,
-                                 m.statement, _scope(m), m.confidence, m.created_at, m.version)
+            return _item_view(self._visible(session, session.get(Memory, memory_id), memory_id))
 
     def detail(self, memory_id: str) -> MemoryDetailView:
         """The whole record with its evidence. Raises MemoryNotFound."""
         with Session(self.engine) as session:
             m = self._visible(session, session.get(Memory, memory_id), memory_id)
+            rows = load_evidence(session, memory_id)
             evidence = tuple(
                 EvidenceView(e.type, e.path, e.commit_sha, e.line_start, e.line_end, e.symbol, e.target,
                              e.ref, e.span_hash, e.status, e.repository_id, e.current_path,
                              e.current_line_start, e.current_line_end, e.current_commit, e.reason_code,
                              e.status_reason)
-                for e in load_evidence(session, memory_id)
+                for e in rows
             )
+            gates = ()
+            if self.viewer is not None:
+                from memtui.domain.invariants import approval_gates
+                from memtui.review.lifecycle import facts_of
+
+                gates = tuple(approval_gates(facts_of(m, rows), self.viewer))
             reval = session.get(Revalidation, memory_id)
             from memtui.safety.guard import shown_text
 
@@ -333,7 +399,7 @@ class ReviewService:
                 revalidation_reasons=tuple(reval.reasons) if reval else (),
                 proposed_statement=reval.proposed_statement if reval else None,
                 sources=tuple(lineage.sources_of(session, memory_id)),
-                compaction_status=compaction.status if compaction else None,
+                compaction_status=compaction.status if compaction else None, gates=gates,
                 waiting_reason=waiting_reasons(session, [memory_id]).get(memory_id),
             )
 

@@ -38,6 +38,9 @@ class QueueItemView:
     confidence: float
     created_at: datetime
     version: int
+    key: tuple = ()  # the values of the queue's sort columns: the keyset cursor after this row
+    impact: str = "normal"
+    conflict_state: str = "none"
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,8 @@ class MemoryDetailView:
     proposed_statement: str | None = None  # revalidation's edit when a named path moved
     sources: tuple[str, ...] = ()  # the memories it was compacted or merged from (review.lineage)
     compaction_status: str | None = None  # its compaction proposal's status: pending_review | accepted
+    #: what would stop the viewer approving it now: (gate, reason) (domain.invariants.approval_gates)
+    gates: tuple[tuple[str, str], ...] = ()
     waiting_reason: str | None = None  # why it is in its state now (review.lifecycle.waiting_reason)
 
     @property

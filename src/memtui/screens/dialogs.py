@@ -47,14 +47,15 @@ class ConfirmDialog(ModalScreen[bool]):
 
 
 class EditDialog(ModalScreen[str | None]):
-    """Edits one line of text; enter saves, escape cancels (None)."""
+    """Edits one line of text; enter saves, escape cancels (None). An empty line gives None, or ""
+    with ``allow_empty`` (a filter cleared)."""
 
     CSS_PATH = "dialogs.tcss"
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="edit.cancel")]
 
-    def __init__(self, title: str, value: str) -> None:
+    def __init__(self, title: str, value: str, *, allow_empty: bool = False) -> None:
         super().__init__()
-        self._title, self._value = title, value
+        self._title, self._value, self._allow_empty = title, value, allow_empty
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -67,8 +68,51 @@ class EditDialog(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         value = event.value.strip()
-        self.dismiss(value or None)
+        self.dismiss(value or ("" if self._allow_empty else None))
 
     def action_cancel(self) -> None:
         """Close without a value."""
+        self.dismiss(None)
+
+
+class CommentDialog(ModalScreen[tuple[str, str] | None]):
+    """A review comment: enter attaches it to the next decision (``("next", text)``), ctrl+l to
+    ``last`` (a description of the latest decision; ``("last", text)``); escape cancels (None)."""
+
+    CSS_PATH = "dialogs.tcss"
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="comment.cancel"),
+        Binding("ctrl+l", "on_last", "On the last decision", id="comment.last"),
+    ]
+
+    def __init__(self, value: str, last: str | None) -> None:
+        super().__init__()
+        self._value, self._last = value, last
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Text("Comment", style="bold"), id="dialog-title")
+            yield Input(value=self._value, id="dialog-input")
+            hint = "enter: on the next decision"
+            if self._last:
+                hint += f" · ctrl+l: on the last one ({visible(self._last)})"
+            yield Static(Text(hint + " · escape cancels", style="dim"))
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        self.dismiss(("next", value) if value else None)
+
+    def action_on_last(self) -> None:
+        """Attach the comment to the latest decision of this session."""
+        value = self.query_one(Input).value.strip()
+        if self._last and value:
+            self.dismiss(("last", value))
+        else:
+            self.app.bell()
+
+    def action_cancel(self) -> None:
+        """Close without a comment."""
         self.dismiss(None)

@@ -1,66 +1,93 @@
 """The review queue: the memories that need a decision, one key to decide and advance.
 
-Rows come from the store a page at a time (keyset pagination) and are appended as the
-cursor nears the end; a decided row is updated in place. Store calls run in thread
-workers, so the screen never waits on the database.
+Rows come from the review service a page at a time (keyset pagination, in the order and with the
+filters of the filter bar) and are drawn by :class:`memtui.widgets.queue_list.QueueList`, which
+paints only the rows on screen; a decided row is redrawn in place. Store calls run in thread
+workers and the detail pane follows the cursor after a short pause (debounced), so the next key
+is never kept waiting (issue 11, items 1, 2 and 8).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Footer, Header, Input
 
 from memtui.clock import utcnow
-from memtui.domain.decisions import Decision
+from memtui.domain.decisions import Decision, target_state
+from memtui.review.queue_query import SORTS, FilterError, QueueFilter, filter_text, parse_filter_text
 from memtui.review.views import DecisionOutcome, QueueItemView
 from memtui.screens.base import BaseScreen
-from memtui.widgets.literal import one_line, visible
+from memtui.widgets.literal import visible
 from memtui.widgets.memory_detail import MemoryDetail
+from memtui.widgets.queue_list import QueueList
 
 PAGE_SIZE = 200
 PREFETCH_MARGIN = 40  # load the next page when the cursor is this close to the last loaded row
-STATEMENT_WIDTH = 30
-
-STATE_STYLE = {
-    "needs_review": "bold yellow", "challenged": "bold magenta", "candidate": "cyan", "approved": "green",
-    "active": "bold green", "rejected": "red", "invalidated": "red", "archived": "dim",
-}
-DECIDED_MARK = {"active": "✓", "rejected": "✗", "invalidated": "✗", "needs_review": "?", "archived": "▪"}
+DETAIL_DELAY = 0.06  # seconds the cursor rests on a row before its detail is fetched
+SEARCH_DELAY = 0.25  # seconds after the last typed character before the search runs
+LIVE_SEARCH_MIN = 3  # letters every word needs before the search runs as you type
+VERBS = {"approve": "Approve", "reject": "Reject", "needs-review": "Send to review", "block": "Block"}
 
 
-def _age(created: datetime, now: datetime) -> str:
-    days = (now - created).days
-    if days < 1:
-        return "0d"
-    if days < 60:
-        return f"{days}d"
-    return f"{days // 30}mo"
+class InfoLine(Widget):
+    """One line of text (counter, filter bar) redrawn without a new layout when it changes."""
+
+    DEFAULT_CSS = "InfoLine { height: 1; }"
+
+    def __init__(self, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.text = Text()
+
+    def show(self, text: Text) -> None:
+        """Replace the line's text."""
+        if text.plain != self.text.plain or text.spans != self.text.spans:
+            self.text = text
+            self.refresh()
+
+    def render(self) -> Text:
+        return self.text
 
 
 @dataclass
-class _Decided:
-    outcome: DecisionOutcome
+class _Step:
+    """One verb of this session on one or more memories: what undo reverses and redo repeats."""
+
+    decision: str
+    outcomes: list[DecisionOutcome]
+    comment: str | None = None
+    undone: list[DecisionOutcome] = field(default_factory=list)
 
 
 class QueueScreen(BaseScreen):
-    """Review queue with a detail pane (statement, scope, evidence) beside it."""
+    """Review queue with a filter bar above and a detail pane (statement, scope, gates, evidence) beside it."""
 
     CSS_PATH = "queue.tcss"
     HELP_TITLE = "Review queue keys"
+    MAIN_LIST = "#queue"
     #: below 110 columns the detail pane goes under the queue instead of beside it
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
         Binding("a", "decide('approve')", "Approve", id="queue.approve"),
         Binding("x", "decide('reject')", "Reject", id="queue.reject"),
         Binding("r", "decide('needs-review')", "Needs review", id="queue.needs_review"),
+        Binding("s", "skip", "Skip", id="queue.skip"),
+        Binding("b", "decide('block')", "Block", id="queue.block"),
         Binding("u", "undo", "Undo", id="queue.undo"),
+        Binding("ctrl+r", "redo", "Redo", show=False, id="queue.redo"),
+        Binding("c", "comment", "Comment", id="queue.comment"),
+        Binding("v", "range", "Range", show=False, id="queue.range"),
+        Binding("slash", "search", "Search", key_display="/", id="queue.search"),
+        Binding("f", "filter", "Filter", id="queue.filter"),
+        Binding("o", "sort", "Sort", id="queue.sort"),
+        Binding("O", "reverse", "Reverse sort", show=False, id="queue.reverse"),
+        Binding("escape", "clear", "Clear selection", show=False, id="queue.clear"),
         Binding("e", "evidence", "Evidence", id="queue.evidence"),
         Binding("E", "accept_edit", "Accept edit", show=False, id="queue.accept_edit"),
         Binding("m", "app.maintain", "Maintain", id="queue.maintain"),
@@ -68,130 +95,253 @@ class QueueScreen(BaseScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self._items: dict[str, QueueItemView] = {}
-        self._order: list[str] = []
+        self._now = utcnow()
+        self._filter = QueueFilter()
         self._exhausted = False
         self._loading = False
-        self._total = 0
+        self._total: int | None = None
         self._decided: dict[str, DecisionOutcome] = {}
-        self._undo_stack: list[DecisionOutcome] = []
+        self._undo_stack: list[_Step] = []
+        self._redo_stack: list[_Step] = []
         self._pending = False  # a decision or undo is being written
-        self._reselect: str | None = None  # the row to return to after a reload
-        self._now = utcnow()
+        self._ahead: str | None = None  # the memory being decided while the cursor went on
+        self._next_comment: str | None = None  # attached to the next decision (c)
+        self._detail_timer = None
+        self._detail_wanted: str | None = None
+        self._search_timer = None
+        self._detail_id: str | None = None  # whose detail the pane shows
+        self._detail = None
 
     @property
     def service(self):
         """The review service of the app (decisions and queries)."""
         return self.app.service
 
+    @property
+    def queue(self) -> QueueList:
+        """The list widget."""
+        return self.query_one("#queue", QueueList)
+
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
-        yield Static("", id="counter")
+        yield InfoLine(id="counter")
+        yield InfoLine(id="filter-bar")
         with Horizontal(id="body"):
-            yield DataTable(id="queue", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="queue-pane"):
+                yield InfoLine(id="queue-header")
+                yield QueueList(now=self._now, id="queue")
             with VerticalScroll(id="detail-pane"):
                 yield MemoryDetail(id="detail")
+        yield Input(placeholder="search statements (words, each a word prefix); enter keeps, escape clears",
+                    id="search")
         yield Footer()
 
     def on_mount(self) -> None:
         self.title = "memtui"
         self.sub_title = "review queue"
-        table = self.query_one("#queue", DataTable)
-        table.add_column("state", key="state", width=14)
-        table.add_column("statement", key="statement", width=STATEMENT_WIDTH)
-        table.add_column("type", key="type", width=14)
-        table.add_column("scope", key="scope", width=12)
-        table.add_column("conf", key="conf", width=4)
-        table.add_column("age", key="age", width=4)
-        table.focus()
+        self._filter = self._initial_filter()
+        self.query_one("#search", Input).display = False
+        self.queue.focus()
         self._update_counter()
+        self._update_bar()
         self.load_first_page()
 
+    def _initial_filter(self) -> QueueFilter:
+        """The filter the app holds (it survives screen switches), else the one saved for this store."""
+        held = getattr(self.app, "queue_filter", None)
+        if isinstance(held, QueueFilter):
+            return held
+        from memtui.userconfig import load_queue_view
+
+        saved, warning = load_queue_view(self.service.store_key)
+        if warning:
+            self.notify(visible(warning), severity="warning", markup=False)
+        try:
+            return QueueFilter.from_dict(saved)
+        except FilterError as exc:
+            self.notify(visible(f"saved queue filter ignored: {exc}"), severity="warning", markup=False)
+            return QueueFilter()
+
+    def on_resize(self) -> None:
+        self._update_header()
+
+    def _update_header(self) -> None:
+        self.query_one("#queue-header", InfoLine).show(Text(self.queue.header_text(), style="bold"))
+
     # ---- loading ------------------------------------------------------------------------
+    def on_screen_suspend(self) -> None:
+        # a dialog or the help changes nothing by itself: only another screen makes a reload worth it
+        from textual.screen import ModalScreen
+
+        self._reload_on_resume = not isinstance(self.app.screen, ModalScreen)
+
     def on_screen_resume(self) -> None:
         """Back from another screen (duplicates, conflicts, maintenance...): show the store as it is now."""
-        if self._order:
+        if self.queue.rows and getattr(self, "_reload_on_resume", True):
             self.reload()
 
     def reload(self) -> None:
-        """Reload the queue from the store (after maintenance changed it); decisions stay undoable."""
-        table = self.query_one("#queue", DataTable)
-        keep = self._current_id()
-        table.clear()
-        self._items.clear()
-        self._order.clear()
+        """Reload the queue from the store with the current filter; decisions stay undoable."""
         self._exhausted = False
-        self._reselect = keep
-        self.load_first_page()
+        self.load_first_page(self.queue.current.memory_id if self.queue.current else None)
 
     @work(thread=True, exclusive=True, group="queue-load")
-    def load_first_page(self) -> None:
-        """Count the queue and fetch its first page (thread worker)."""
-        total = self.service.queue_count()
-        page = self.service.queue_page(None, PAGE_SIZE)
-        self.app.call_from_thread(self._add_page, page, total)
+    def load_first_page(self, keep: str | None = None) -> None:
+        """Fetch the first page for the filter, then count all matches (thread worker)."""
+        f = self._filter
+        page = self.service.find(f, None, PAGE_SIZE)
+        self.app.call_from_thread(self._first_page, f, page, keep)
+        total = self.service.find_count(f)
+        self.app.call_from_thread(self._counted, f, total)
 
-    @work(thread=True, exclusive=True, group="queue-load")
-    def load_next_page(self, after: tuple[int, str]) -> None:
-        """Fetch the page after the keyset cursor ``after`` (thread worker)."""
-        page = self.service.queue_page(after, PAGE_SIZE)
-        self.app.call_from_thread(self._add_page, page, None)
+    def _first_page(self, f: QueueFilter, page: list[QueueItemView], keep: str | None) -> None:
+        if f != self._filter:
+            return
+        self._exhausted = len(page) < PAGE_SIZE
+        self._loading = False
+        self.queue.set_rows(page, keep)
+        self._update_header()
+        self._update_counter()
+        if not page:
+            self._detail_id = None
+            self.query_one("#detail", MemoryDetail).show_memory(None)
 
-    def _state_cell(self, item: QueueItemView) -> Text:
-        mark = DECIDED_MARK.get(item.state, "•") if item.memory_id in self._decided else " "
-        return Text(f"{mark} {item.state}", style=STATE_STYLE.get(item.state, ""))
-
-    def _row(self, item: QueueItemView) -> list[Text]:
-        scope = item.scope.repository_id or "(org-wide)"
-        if item.scope.module_path:
-            scope += ":" + item.scope.module_path.rsplit("/", 1)[-1]
-        return [
-            self._state_cell(item),
-            one_line(item.statement, 300),
-            one_line(item.type, 60),
-            one_line(scope, 60),
-            Text(f"{item.confidence:.2f}"),
-            Text(_age(item.created_at, self._now)),
-        ]
-
-    def _add_page(self, page: list[QueueItemView], total: int | None) -> None:
-        table = self.query_one("#queue", DataTable)
-        if total is not None:
+    def _counted(self, f: QueueFilter, total: int) -> None:
+        if f == self._filter:
             self._total = total
-        first = not self._order
-        for item in page:
-            if item.memory_id in self._items:
-                continue
-            self._items[item.memory_id] = item
-            self._order.append(item.memory_id)
-            table.add_row(*self._row(item), key=item.memory_id)
+            self._update_counter()
+
+    @work(thread=True, exclusive=True, group="queue-load")
+    def load_next_page(self, after: tuple) -> None:
+        """Fetch the page after the keyset ``after`` (thread worker)."""
+        f = self._filter
+        page = self.service.find(f, after, PAGE_SIZE)
+        self.app.call_from_thread(self._add_page, f, page)
+
+    def _add_page(self, f: QueueFilter, page: list[QueueItemView]) -> None:
+        if f != self._filter:
+            return
+        self.queue.append_rows(page)
         self._exhausted = len(page) < PAGE_SIZE
         self._loading = False
         self._update_counter()
-        if first:
-            if self._order:
-                target = self._reselect if self._reselect in self._items else self._order[0]
-                self._reselect = None
-                table.move_cursor(row=self._order.index(target))
-                self.show_detail(target)
-            else:
-                self.query_one("#detail", MemoryDetail).show_memory(None)
 
     def _maybe_load_more(self, row: int) -> None:
-        if self._exhausted or self._loading or not self._order:
+        rows = self.queue.rows
+        if self._exhausted or self._loading or not rows:
             return
-        if row >= len(self._order) - PREFETCH_MARGIN:
-            last = self._items[self._order[-1]]
+        if row >= len(rows) - PREFETCH_MARGIN:
             self._loading = True
-            self.load_next_page((last.rank, last.memory_id))
+            self.load_next_page(rows[-1].key)
+
+    # ---- filter, search, sort -----------------------------------------------------------
+    def set_filter(self, f: QueueFilter) -> None:
+        """Show the queue through ``f``: kept by the app (other screens and back) and saved for this user."""
+        if f == self._filter:
+            return
+        self._filter = f
+        self.app.queue_filter = f
+        self._total = None
+        self._update_bar()
+        self.save_filter(f)
+        self.reload()
+
+    @work(thread=True, group="queue-save")
+    def save_filter(self, f: QueueFilter) -> None:
+        """Write the filter to the user's settings (thread worker; a failure is only a warning)."""
+        from memtui.userconfig import save_queue_view
+
+        try:
+            save_queue_view(self.service.store_key, f.to_dict())
+        except OSError as exc:
+            self.app.call_from_thread(self.notify, visible(f"queue filter not saved: {exc}"),
+                                      severity="warning", markup=False)
+
+    def _update_bar(self) -> None:
+        f = self._filter
+        text = Text(" sort ", style="bold")
+        text.append(f.sort + (" ↓" if f.descending else ""), style="bold cyan")
+        parts = f.describe()
+        text.append("   filter ", style="bold")
+        text.append(visible("  ".join(parts)) if parts else "none (/ search · f filter · o sort)",
+                    style="yellow" if parts else "dim")
+        if self._next_comment:
+            text.append("   next comment: ", style="bold")
+            text.append(visible(self._next_comment)[:60], style="italic")
+        self.query_one("#filter-bar", InfoLine).show(text)
+
+    def action_search(self) -> None:
+        """Open the search line (``/``); typing searches as you go."""
+        box = self.query_one("#search", Input)
+        box.value = self._filter.search
+        box.display = True
+        box.focus()
+
+    @on(Input.Changed, "#search")
+    def _search_typed(self, event: Input.Changed) -> None:
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        value = event.value
+        if any(len(w) < LIVE_SEARCH_MIN for w in QueueFilter(search=value).terms):
+            return  # a one- or two-letter prefix matches most of a big store: wait for more (or enter)
+        self._search_timer = self.set_timer(SEARCH_DELAY, lambda: self.set_filter(self._filter.with_(search=value)))
+
+    @on(Input.Submitted, "#search")
+    def _search_done(self, event: Input.Submitted) -> None:
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        self.set_filter(self._filter.with_(search=event.value.strip()))
+        event.input.display = False
+        self.queue.focus()
+
+    def action_filter(self) -> None:
+        """Edit the filters as ``name=value`` pairs (``f``); an empty line clears them."""
+        from memtui.screens.dialogs import EditDialog
+
+        def chosen(text: str | None) -> None:
+            if text is None:
+                return
+            try:
+                self.set_filter(parse_filter_text(text, self._filter))
+            except FilterError as exc:
+                self.app.clear_notifications()
+                self.notify(visible(str(exc)), title="Filter not applied", severity="error", markup=False)
+
+        title = ("Filter: state=a,b type= repo= (* org-wide) module= reason= actor= conf=MIN..MAX "
+                 "age=MIN..MAX (days); empty clears")
+        self.app.push_screen(EditDialog(title, filter_text(self._filter), allow_empty=True), chosen)
+
+    def action_sort(self) -> None:
+        """Next sort order (``o``): state, priority, age, confidence."""
+        names = list(SORTS)
+        self.set_filter(self._filter.with_(sort=names[(names.index(self._filter.sort) + 1) % len(names)]))
+
+    def action_reverse(self) -> None:
+        """Reverse the sort order (``O``)."""
+        self.set_filter(self._filter.with_(descending=not self._filter.descending))
 
     # ---- detail -------------------------------------------------------------------------
-    @on(DataTable.RowHighlighted, "#queue")
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key is None or event.row_key.value is None:
-            return
-        self.show_detail(event.row_key.value)
-        self._maybe_load_more(event.cursor_row)
+    @on(QueueList.Highlighted, "#queue")
+    def _highlighted(self, event: QueueList.Highlighted) -> None:
+        self._maybe_load_more(event.index)
+        if self.queue.anchor is not None:
+            self._update_counter()
+        self._want_detail(event.item.memory_id)
+
+    def _want_detail(self, memory_id: str) -> None:
+        """Show ``memory_id``'s detail: at once after a rest, else once the cursor has paused for
+        DETAIL_DELAY (a held-down key redraws the pane once, not for every row it passes)."""
+        if self._detail_timer is None:
+            self.show_detail(memory_id)
+            self._detail_timer = self.set_timer(DETAIL_DELAY, self._detail_rested)
+            self._detail_wanted = None
+        else:
+            self._detail_wanted = memory_id
+
+    def _detail_rested(self) -> None:
+        self._detail_timer = None
+        if self._detail_wanted is not None:
+            self._want_detail(self._detail_wanted)
 
     @work(thread=True, exclusive=True, group="detail")
     def show_detail(self, memory_id: str) -> None:
@@ -200,9 +350,12 @@ class QueueScreen(BaseScreen):
         self.app.call_from_thread(self._show_detail, detail)
 
     def _show_detail(self, detail) -> None:
+        current = self.queue.current
+        if current is None or current.memory_id != detail.memory_id:
+            return  # the cursor moved on: its own detail is on the way
+        self._detail_id, self._detail = detail.memory_id, detail
         self.query_one("#detail", MemoryDetail).show_memory(detail)
-        item = self._items.get(detail.memory_id)
-        if item is not None and item.version != detail.version:
+        if current.version != detail.version:
             # someone else changed it since the page was loaded: redraw the row from the store
             self.refresh_item(detail.memory_id)
 
@@ -212,145 +365,293 @@ class QueueScreen(BaseScreen):
         item = self.service.queue_item(memory_id)
         self.app.call_from_thread(self._refresh_row, item)
 
-    # ---- decisions ----------------------------------------------------------------------
-    def _current_id(self) -> str | None:
-        table = self.query_one("#queue", DataTable)
-        if not self._order or table.cursor_row is None or table.cursor_row >= len(self._order):
-            return None
-        return self._order[table.cursor_row]
+    def _refresh_row(self, item: QueueItemView) -> None:
+        self.queue.replace_item(item)
+        current = self.queue.current
+        if current is not None and current.memory_id == item.memory_id:
+            self._detail_id = None
+            self.show_detail(item.memory_id)
+
+    # ---- movement (the base screen's keys; a range started with v grows with the cursor) -------
+    def action_list_down(self) -> None:
+        """Next row (``j``, ``down``)."""
+        self.queue.action_cursor_down()
+
+    def action_list_up(self) -> None:
+        """Previous row (``k``, ``up``)."""
+        self.queue.action_cursor_up()
 
     def current_memory_id(self) -> str | None:
         """The highlighted memory (for the history key and the palette)."""
-        return self._current_id()
+        item = self.queue.current
+        return None if item is None else item.memory_id
 
     def unresolved(self, row: int) -> bool:
         """Not decided in this session (``]``/``[`` skip decided rows)."""
-        return row < len(self._order) and self._order[row] not in self._decided
+        rows = self.queue.rows
+        return row < len(rows) and rows[row].memory_id not in self._decided
+
+    # ---- decisions ----------------------------------------------------------------------
+
+    def action_range(self) -> None:
+        """Start or drop a range selection (``v``); the next verb applies to every row in it."""
+        self.queue.toggle_range()
+        self._update_counter()
+
+    def action_clear(self) -> None:
+        """``escape``: in the search line, drop the search and close it; else drop the range selection."""
+        box = self.query_one("#search", Input)
+        if box.has_focus:
+            if self._search_timer is not None:
+                self._search_timer.stop()
+            box.display = False
+            self.queue.focus()
+            self.set_filter(self._filter.with_(search=""))
+        elif self.queue.anchor is not None:
+            self.queue.toggle_range()
+            self._update_counter()
+
+    def action_skip(self) -> None:
+        """Go to the next row without deciding (``s``): nothing is written."""
+        self.queue.move_to(self.queue.cursor + 1)
+
+    def _refuse(self, message: str, title: str = "Refused") -> None:
+        self.app.clear_notifications()  # one refusal on screen, never a pile over the detail pane
+        self.notify(visible(message), title=title, severity="error", markup=False, timeout=8)
 
     def action_decide(self, decision: str) -> None:
-        """Decide on the highlighted memory; on success move to the next undecided row.
+        """Decide on the highlighted memory (or every memory of the range selection, after a
+        confirmation stating how many change from which state to which); on success move to the
+        next undecided row.
 
-        The write runs in a worker. While it runs, further decision keys are ignored, so a
-        quick second key press can never land on a row the reviewer has not looked at; a
-        refused decision leaves the cursor where it is.
+        Approve refuses at once, with the reason, when a review gate of the shown memory is shut.
+        A single decision moves the cursor on at once while the write runs in a worker; until the
+        write is done, and until the detail of the highlighted memory is on screen, further
+        decision keys are ignored, so a quick second key never lands on a memory the reviewer has
+        not seen. A refused decision puts the cursor back on its memory. Block always asks first.
         """
-        if self._pending:
+        items = self.queue.selected()
+        if self._pending or (len(items) == 1 and self._detail_id != items[0].memory_id):
             self.app.bell()
             return
-        memory_id = self._current_id()
-        if memory_id is None:
+        if not items:
             self.notify("Nothing to decide: the queue is empty.", severity="warning")
             return
-        item = self._items[memory_id]
+        if len(items) == 1 and decision == "approve" and self._detail is not None \
+                and self._detail_id == items[0].memory_id and self._detail.gates:
+            self._refuse("; ".join(reason for _, reason in self._detail.gates), title="Approve refused")
+            return
+        if len(items) == 1 and decision != "block":
+            self._write(decision, items, ahead=True)
+            return
+        self.confirm(f"{VERBS[decision]} {len(items)} memor{'y' if len(items) == 1 else 'ies'}?",
+                     change_summary(items, decision), lambda: self._write(decision, items))
+
+    def _write(self, decision: str, items: list[QueueItemView], *, ahead: bool = False) -> None:
+        """Start the write; ``ahead``: move to the next undecided row now, not when it is done."""
         self._pending = True
-        self.run_decision(memory_id, decision, item.version)
+        comment, self._next_comment = self._next_comment, None
+        self._update_bar()
+        targets = [(i.memory_id, i.version) for i in items]
+        if ahead:
+            self._ahead = items[0].memory_id
+            self._advance(self._ahead)
+            # paint the moved cursor first: the write's Python work would hold the GIL meanwhile
+            self.call_after_refresh(self.run_decision, decision, targets, comment)
+        else:
+            self.run_decision(decision, targets, comment)
 
     @work(thread=True, group="decide")
-    def run_decision(self, memory_id: str, decision: str, version: int) -> None:
-        """Apply ``decision`` through the review service (the same one ``memtui decide`` uses)."""
+    def run_decision(self, decision: str, targets: list[tuple[str, int]], comment: str | None) -> None:
+        """Apply ``decision`` to every target in one transaction through the review service (the
+        same one ``memtui decide`` uses)."""
         from memtui.domain.invariants import LifecycleError
         from memtui.review.lifecycle import MemoryNotFound
 
+        ids = [m for m, _ in targets]
         try:
-            outcome = self.service.decide(memory_id, Decision(decision), self.app.actor,
-                                          expected_version=version)
+            outcomes = self.service.decide_many(ids, Decision(decision), self.app.actor, comment,
+                                                expected_versions=dict(targets))
         except (LifecycleError, MemoryNotFound) as exc:
-            item = self.service.queue_item(memory_id)
-            self.app.call_from_thread(self._decision_refused, str(exc), item)
+            items = [self.service.queue_item(m) for m in ids]
+            self.app.call_from_thread(self._decision_refused, str(exc), items, comment)
             return
-        item = self.service.queue_item(memory_id)
-        self.app.call_from_thread(self._decided_done, outcome, item)
+        items = [self.service.queue_item(m) for m in ids]
+        self.app.call_from_thread(self._decided_done, _Step(decision, outcomes, comment), items)
 
-    def _decision_refused(self, message: str, item: QueueItemView) -> None:
+    def _decision_refused(self, message: str, items: list[QueueItemView], comment: str | None) -> None:
         self._pending = False
-        self._refresh_row(item)
-        self.notify(visible(message), title="Refused", severity="error", markup=False, timeout=8)
+        if self._ahead is not None:  # the cursor went on: bring it back to the refused memory
+            back = self.queue.index_of(self._ahead)
+            self._ahead = None
+            if back is not None:
+                self.queue.move_to(back)
+        self._next_comment = comment  # not used: keep it for the next decision
+        self._update_bar()
+        for item in items:
+            self._refresh_row(item)
+        self._refuse(message)
 
-    def _refresh_row(self, item: QueueItemView) -> None:
-        if item.memory_id not in self._items:  # not on screen (the queue was reloaded since)
-            return
-        table = self.query_one("#queue", DataTable)
-        self._items[item.memory_id] = item
-        table.update_cell(item.memory_id, "state", self._state_cell(item))
-        table.update_cell(item.memory_id, "statement", self._row(item)[1])  # an accepted edit shows at once
-        if self._current_id() == item.memory_id:
-            self.show_detail(item.memory_id)
-
-    def _decided_done(self, outcome: DecisionOutcome, item: QueueItemView) -> None:
+    def _decided_done(self, step: _Step, items: list[QueueItemView], *, redo: bool = False) -> None:
         self._pending = False
-        self._decided[outcome.memory_id] = outcome
-        self._undo_stack.append(outcome)
-        self._refresh_row(item)
+        for outcome in step.outcomes:
+            self._decided[outcome.memory_id] = outcome
+            self.queue.decided.add(outcome.memory_id)
+        for item in items:
+            self.queue.replace_item(item)
+        self._undo_stack.append(step)
+        if not redo:
+            self._redo_stack.clear()
         self._update_counter()
-        self._advance(outcome.memory_id)
+        last = step.outcomes[-1].memory_id
+        if self.queue.anchor is not None:
+            self.queue.toggle_range()
+        if self._ahead == last:
+            self._ahead = None  # the cursor moved on when the key was pressed
+        else:
+            self._advance(last)
+        if len(step.outcomes) > 1 or redo:
+            self.notify(f"{'Redone' if redo else 'Decided'}: {len(step.outcomes)} memories. u undoes "
+                        f"{'them' if len(step.outcomes) > 1 else 'it'}.", markup=False)
 
     def _advance(self, after_id: str) -> None:
         """Move to the next row not decided in this session (wrapping to the top), or say all are done."""
-        if after_id not in self._order:
+        start = self.queue.index_of(after_id)
+        if start is None:
             return
-        start = self._order.index(after_id)
-        n = len(self._order)
+        rows = self.queue.rows
+        n = len(rows)
         for step in range(1, n + 1):
-            mid = self._order[(start + step) % n]
-            if mid not in self._decided:
-                self.query_one("#queue", DataTable).move_cursor(row=(start + step) % n)
+            mid = rows[(start + step) % n].memory_id
+            if mid not in self._decided and mid != self._ahead:
+                self.queue.move_to((start + step) % n)
                 return
         self.notify(f"All {n} loaded memories are decided. u undoes the last decision.", markup=False)
 
     def action_undo(self) -> None:
-        """Undo this session's latest decision with a compensating event."""
+        """Undo this session's latest verb (one memory or a whole batch) with compensating events."""
+        self._pop_and_run(self._undo_stack, self.run_undo, "No decision to undo in this session.")
+
+    def _pop_and_run(self, stack: list[_Step], run, empty: str) -> None:
         if self._pending:
             self.app.bell()
-            return
-        if not self._undo_stack:
-            self.notify("No decision to undo in this session.", severity="warning")
-            return
-        self._pending = True
-        self.run_undo(self._undo_stack.pop())
+        elif not stack:
+            self.notify(empty, severity="warning")
+        else:
+            self._pending = True
+            run(stack.pop())
 
     @work(thread=True, group="decide")
-    def run_undo(self, outcome: DecisionOutcome) -> None:
-        """Write the compensating event for ``outcome`` (thread worker)."""
+    def run_undo(self, step: _Step) -> None:
+        """Write the compensating events for ``step`` in one transaction (thread worker)."""
         from memtui.domain.invariants import LifecycleError
 
         try:
-            self.service.undo(outcome.event_id, self.app.actor)
+            step.undone = self.service.undo_many([o.event_id for o in reversed(step.outcomes)], self.app.actor)
         except LifecycleError as exc:
-            self.app.call_from_thread(self._undo_refused, str(exc))
+            self.app.call_from_thread(self._undo_refused, str(exc), step)
             return
-        item = self.service.queue_item(outcome.memory_id)
-        self.app.call_from_thread(self._undo_done, outcome, item)
+        items = [self.service.queue_item(o.memory_id) for o in step.outcomes]
+        self.app.call_from_thread(self._undo_done, step, items)
 
-    def _undo_refused(self, message: str) -> None:
+    def _undo_refused(self, message: str, step: _Step) -> None:
         self._pending = False
-        self.notify(visible(message), title="Cannot undo", severity="error", markup=False, timeout=8)
+        self._refuse(message, title="Cannot undo")
 
-    def _undo_done(self, outcome: DecisionOutcome, item: QueueItemView) -> None:
+    def _undo_done(self, step: _Step, items: list[QueueItemView]) -> None:
         self._pending = False
-        self._decided.pop(outcome.memory_id, None)
-        self._refresh_row(item)
+        for outcome in step.outcomes:
+            self._decided.pop(outcome.memory_id, None)
+            self.queue.decided.discard(outcome.memory_id)
+        for item in items:
+            self._refresh_row(item)
+        self._redo_stack.append(step)
         self._update_counter()
-        if outcome.memory_id in self._order:
-            self.query_one("#queue", DataTable).move_cursor(row=self._order.index(outcome.memory_id))
-        self.notify(f"Undone: {outcome.memory_id} is {item.state} again.", markup=False)
+        first = self.queue.index_of(step.outcomes[0].memory_id)
+        if first is not None:
+            self.queue.move_to(first)
+        if len(items) == 1:
+            self.notify(f"Undone: {items[0].memory_id} is {items[0].state} again. ctrl+r redoes it.", markup=False)
+        else:
+            self.notify(f"Undone: {len(items)} memories are back as they were. ctrl+r redoes it.", markup=False)
+
+    def action_redo(self) -> None:
+        """Decide again what the latest undo reversed (``ctrl+r``), with the same comment."""
+        self._pop_and_run(self._redo_stack, self.run_redo, "Nothing to redo.")
+
+    @work(thread=True, group="decide")
+    def run_redo(self, step: _Step) -> None:
+        """Write ``step``'s decision again, in one transaction (thread worker)."""
+        from memtui.domain.invariants import LifecycleError
+        from memtui.review.lifecycle import MemoryNotFound
+
+        ids = [o.memory_id for o in step.outcomes]
+        try:
+            outcomes = self.service.decide_many(ids, Decision(step.decision), self.app.actor, step.comment)
+        except (LifecycleError, MemoryNotFound) as exc:
+            self.app.call_from_thread(self._undo_refused, str(exc), step)
+            return
+        items = [self.service.queue_item(m) for m in ids]
+        self.app.call_from_thread(self._redone, _Step(step.decision, outcomes, step.comment), items)
+
+    def _redone(self, step: _Step, items: list[QueueItemView]) -> None:
+        self._decided_done(step, items, redo=True)
+
+    def action_comment(self) -> None:
+        """Write a comment (``c``): enter attaches it to the next decision, ctrl+l to the latest one
+        of this session (as a note in its history)."""
+        from memtui.screens.dialogs import CommentDialog
+
+        last = self._undo_stack[-1] if self._undo_stack else None
+        target = (f"{last.decision} of {last.outcomes[0].memory_id}" + (
+            f" and {len(last.outcomes) - 1} more" if len(last.outcomes) > 1 else "")) if last else None
+
+        def written(answer: tuple[str, str] | None) -> None:
+            if not answer:
+                return
+            where, text = answer
+            if where == "next":
+                self._next_comment = text
+                self._update_bar()
+            elif last is not None:
+                self.run_comment([o.event_id for o in last.outcomes], text)
+
+        self.app.push_screen(CommentDialog(self._next_comment or "", target), written)
+
+    @work(thread=True, group="decide")
+    def run_comment(self, event_ids: list[str], text: str) -> None:
+        """Attach ``text`` to each decision event (thread worker)."""
+        from memtui.domain.invariants import LifecycleError
+
+        try:
+            for event_id in event_ids:
+                self.service.comment_on(event_id, self.app.actor, text)
+        except LifecycleError as exc:
+            self.app.call_from_thread(self._refuse, str(exc), "Comment refused")
+            return
+        self.app.call_from_thread(self.notify, f"Comment added to {len(event_ids)} decision"
+                                  f"{'' if len(event_ids) == 1 else 's'}.", markup=False)
 
     def _update_counter(self) -> None:
         done = len(self._decided)
         text = Text()
-        text.append(f" decided {done} / {self._total}", style="bold")
-        text.append(f"    loaded {len(self._order)}", style="dim")
+        total = "…" if self._total is None else str(self._total)
+        text.append(f" decided {done} / {total}", style="bold")
+        text.append(f"    loaded {len(self.queue.rows)}", style="dim")
+        if self.queue.anchor is not None:
+            text.append(f"    selected {len(self.queue.selected())}", style="bold")
         text.append(f"    reviewer {visible(self.app.actor.id)} ({self.app.actor.role})", style="dim")
-        self.query_one("#counter", Static).update(text)
+        self.query_one("#counter", InfoLine).show(text)
 
     def action_accept_edit(self) -> None:
         """Accept revalidation's proposed statement for the highlighted memory (moved paths
         rewritten); the memory keeps its state, so approve it next."""
-        memory_id = self._current_id()
-        if memory_id is None or self._pending:
+        item = self.queue.current
+        if item is None or self._pending:
             self.app.bell()
             return
         self._pending = True
-        self.run_edit(memory_id, self._items[memory_id].version)
+        self.run_edit(item.memory_id, item.version)
 
     @work(thread=True, group="decide")
     def run_edit(self, memory_id: str, version: int) -> None:
@@ -361,7 +662,7 @@ class QueueScreen(BaseScreen):
         try:
             self.service.edit_statement(memory_id, self.app.actor, proposed=True, expected_version=version)
         except (LifecycleError, MemoryNotFound) as exc:
-            self.app.call_from_thread(self._decision_refused, str(exc), self.service.queue_item(memory_id))
+            self.app.call_from_thread(self._decision_refused, str(exc), [self.service.queue_item(memory_id)], None)
             return
         self.app.call_from_thread(self._edited, self.service.queue_item(memory_id))
 
@@ -372,10 +673,22 @@ class QueueScreen(BaseScreen):
 
     def action_evidence(self) -> None:
         """Open the highlighted memory's evidence: recorded span beside the span at HEAD."""
-        memory_id = self._current_id()
-        if memory_id is None:
+        item = self.queue.current
+        if item is None:
             self.notify("Nothing selected.", severity="warning")
             return
         from memtui.screens.evidence import EvidenceScreen
 
-        self.app.push_screen(EvidenceScreen(memory_id))
+        self.app.push_screen(EvidenceScreen(item.memory_id))
+
+
+def change_summary(items: list[QueueItemView], decision: str) -> str:
+    """``3 memories change: 2 candidate → active, 1 needs_review → active`` for a confirmation."""
+    moves: dict[tuple[str, str], int] = {}
+    for item in items:
+        to = target_state(Decision(decision), item.state).value
+        moves[(item.state, to)] = moves.get((item.state, to), 0) + 1
+    parts = [f"{n} {a} → {b}" for (a, b), n in sorted(moves.items(), key=lambda kv: (-kv[1], kv[0]))]
+    n = len(items)
+    return (f"{n} memor{'y changes' if n == 1 else 'ies change'}: " + ", ".join(parts)
+            + ". One transaction: all or none; u undoes it.")

@@ -35,6 +35,9 @@ class Memory(SQLModel, table=True):
     __table_args__ = (
         sa.Index("ix_memory_state_id", "state", "memory_id"),
         sa.Index("ix_memory_repository_state", "repository_id", "state"),
+        sa.Index("ix_memory_superseded_by", "superseded_by"),  # lineage.sources_of, on every detail pane
+        sa.Index("ix_memory_created_id", "created_at", "memory_id"),  # the queue sorted by age
+        sa.Index("ix_memory_confidence_id", "confidence", "memory_id"),  # ... and by confidence
     )
 
     memory_id: str = Field(primary_key=True, max_length=200)

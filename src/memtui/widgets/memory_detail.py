@@ -72,7 +72,14 @@ def render_detail(d: MemoryDetailView) -> list[Text]:
         lines.append(_row("applies to", ", ".join(scope.applies_to) or "—"))
         lines.append(_row("not to", ", ".join(scope.does_not_apply_to) or "—"))
     lines.append(_row("review", f"{d.review_state}   conflict {d.conflict_state}"))
-    if d.type == "architecture_decision" or d.impact == "high" or d.scope.repository_id is None:
+    for gate, reason in d.gates:  # what would refuse an approval by the viewer now (issue 11, item 2)
+        t = Text("⛔ gate: ", style="bold red")
+        t.append(gate, style="bold red")
+        t.append(" — " + visible(reason.split(" invariant: ", 1)[-1]), style="red")
+        lines.append(t)
+    gated = {gate for gate, _ in d.gates}
+    if (d.type == "architecture_decision" or d.impact == "high" or d.scope.repository_id is None) \
+            and "high impact needs a lead" not in gated:
         lines.append(Text("⚑ high impact: approving or retiring it needs a lead (--role lead)", style="bold magenta"))
     if d.conflict_state == "open":
         lines.append(Text("⚑ in an open conflict: excluded from recall until resolved", style="bold red"))
