@@ -58,7 +58,7 @@ async def _open(app, pilot, name: str):
     await _settle(app, pilot)
     if name == "evidence":
         table = app.screen.query_one("#queue")
-        table.move_cursor(row=[rk.value for rk in table.rows].index(EVIDENCE_OF))
+        table.move_cursor(row=[r.memory_id for r in table.rows].index(EVIDENCE_OF))
         await _press(app, pilot, "e")
     elif name != "queue":
         await _press(app, pilot, {"conflicts": "C", "duplicates": "d", "compaction": "p", "health": "h"}[name])

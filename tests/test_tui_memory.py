@@ -46,8 +46,8 @@ async def _settle(pilot):
 
 async def _open_from_queue(pilot, memory_id: str):
     await _settle(pilot)
-    table = pilot.app.screen.query_one("#queue", DataTable)
-    ids = [rk.value for rk in table.rows]
+    table = pilot.app.screen.query_one("#queue")
+    ids = [r.memory_id for r in table.rows]
     table.move_cursor(row=ids.index(memory_id))
     await _settle(pilot)
     await pilot.press("H")
