@@ -21,6 +21,8 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape", "dismiss", "Close", id="help.close"),
         Binding("question_mark", "dismiss", "Close", show=False, key_display="?", id="help.close_help"),
         Binding("q", "dismiss", "Close", show=False, id="help.close_q"),
+        Binding("j", "scroll(1)", "Down", show=False, id="help.down"),
+        Binding("k", "scroll(-1)", "Up", show=False, id="help.up"),
     ]
 
     def __init__(self, active_bindings: Iterable, title: str = "Keys") -> None:
@@ -48,6 +50,11 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text(self._title, style="bold"), id="help-title")
             yield Static(table)
             yield Static(Text("escape closes this help · ~/.config/memtui/keymap.yaml remaps any id", style="dim"))
+
+    def action_scroll(self, lines: int) -> None:
+        """Scroll the list of keys (``j``/``k``, like every list)."""
+        box = self.query_one("#help-box", VerticalScroll)
+        box.scroll_to(y=box.scroll_y + lines, animate=False)
 
     def action_dismiss(self, result=None) -> None:  # type: ignore[override]
         """Close the help."""
