@@ -163,7 +163,7 @@ class QueueScreen(BaseScreen):
             return QueueFilter()
 
     def on_resize(self) -> None:
-        self._update_header()
+        self.call_after_refresh(self._update_header)  # once the list has its new width (its columns fit it)
 
     def _update_header(self) -> None:
         self.query_one("#queue-header", InfoLine).show(Text(self.queue.header_text(), style="bold"))

@@ -34,7 +34,9 @@ DECIDED_MARK = {"active": "✓", "rejected": "✗", "invalidated": "✗", "needs
                 "blocked": "⊘"}
 #: (title, width); the statement takes the width left over (at least STATEMENT_MIN)
 COLUMNS = (("state", 14), ("statement", 0), ("type", 14), ("scope", 18), ("conf", 5), ("age", 4))
-STATEMENT_MIN = 20
+#: the narrowest each column gets when the terminal is narrow (the others give up their slack first)
+MIN_WIDTHS = {"state": 12, "type": 8, "scope": 10, "conf": 4, "age": 3}
+STATEMENT_MIN = 30
 
 
 def age_label(created: datetime, now: datetime) -> str:
@@ -246,9 +248,12 @@ class QueueList(ScrollView, can_focus=True):
     # ---- drawing ---------------------------------------------------------------------------
     def column_widths(self, width: int | None = None) -> list[int]:
         """The width of each of :data:`COLUMNS` at ``width`` cells (the statement takes what is free)."""
+        from memtui.widgets.list_table import Col, fit_widths
+
         width = self.size.width if width is None else width
-        fixed = sum(w + 1 for _, w in COLUMNS if w)
-        return [w or max(STATEMENT_MIN, width - fixed - 1) for _, w in COLUMNS]
+        cols = [Col(title, title, w, MIN_WIDTHS.get(title, STATEMENT_MIN)) for title, w in COLUMNS]
+        fitted = fit_widths(cols, width - len(COLUMNS) - 1, padding=0)  # one separator a column
+        return [fitted[title] for title, _ in COLUMNS]
 
     def header_text(self) -> str:
         """The column titles laid out as the rows are."""
