@@ -201,8 +201,13 @@ def run_import(jsonl: Path, db: Path, *, python: str = sys.executable, pythonpat
 
 
 def _count(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
+    """Rows in ``memory``; the write-ahead log is folded into the file first, so copying the file copies all."""
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return conn.execute("select count(*) from memory").fetchone()[0]
+    finally:
+        conn.close()
 
 
 def build_store(n: int, db_path: Path | str, *, rebuild: bool = False) -> dict:

@@ -1,6 +1,9 @@
-"""``memtui import`` for the design's record shapes: validate, then write everything in one transaction.
+"""``memtui import`` for the design's record shapes: validated and written in batches inside one transaction.
 
-By default one bad record means nothing is imported; ``skip_invalid`` imports the valid
+Records are streamed (a JSON Lines file a line at a time, :func:`memtui.importers.reader.open_records`)
+and written 1,000 at a time with one insert per table (:class:`RecordWriter`, issue 11 item 9), so
+memory stays flat at 100,000 records. By default one bad record means nothing is imported (the one
+transaction is rolled back); ``skip_invalid`` imports the valid
 records and returns the rejects. A record already imported with the same content is left
 alone, so importing the same file twice adds nothing the second time; a different record with an
 id already in the store is refused. Two records of one import with the same id are refused
@@ -13,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import os
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -309,8 +314,9 @@ def import_files(engine: Engine, paths: list[Path | str], actor: Actor, *, skip_
 
 
 #: A JSON Lines file at least this large is read, validated and screened by a second process while this
-#: one writes (issue 11, item 9): the two halves of the work take about as long, so on two cores the
-#: import takes about half as long. Smaller files (and platforms without ``fork``) stay in one process.
+#: one writes (issue 11, item 9): the two halves of the work take about as long, so on two free cores
+#: the import takes about half as long. Smaller files stay in one process, and so does everything when
+#: forking is not safe or not possible (:func:`_may_fork`).
 PARALLEL_BYTES = 4_000_000
 
 
@@ -342,6 +348,13 @@ def prepare(raw: RawRecord, personal: bool = True) -> Prepared | RecordError:
     id_field = _id_field(raw.data)
     return Prepared(raw.path, raw.index, raw.line, id_field, _field_line(raw.data, (id_field,), raw.line),
                     memory, evidence, screen)
+
+
+def _may_fork() -> bool:
+    """Whether a reader child may be forked: two CPUs or more, ``fork`` available, and no other thread in
+    this process (a TUI or server worker thread could hold a lock the child would inherit held)."""
+    return ((os.cpu_count() or 1) >= 2 and "fork" in multiprocessing.get_all_start_methods()
+            and threading.active_count() == 1)
 
 
 def _prepare_all(records: Iterable[RawRecord], personal: bool, limits: ImportLimits, out, batch: int) -> None:
@@ -419,8 +432,7 @@ class RecordWriter:
         with _sqlite_cache(self.session):
             for records in sources:
                 try:
-                    if (isinstance(records, JsonlStream) and records.size >= PARALLEL_BYTES
-                            and "fork" in multiprocessing.get_all_start_methods()):
+                    if isinstance(records, JsonlStream) and records.size >= PARALLEL_BYTES and _may_fork():
                         prepared: Iterable[Prepared | RecordError] = _prepared_in_child(
                             records, self.personal, self.batch)
                     else:

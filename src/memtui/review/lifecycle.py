@@ -319,12 +319,12 @@ def admit_row(session: Session, memory: dict, evidence: list[dict], actor: Actor
 def insert_created(session: Session, memories: list[dict], evidence: list[dict], events: list[dict]) -> None:
     """Insert admitted rows (:func:`admit_row`) in the caller's transaction, one executemany per table
     (memories first: evidence and history refer to them)."""
-    import sqlalchemy as sa
+    from memtui.store.rows import insert_many
 
+    connection = session.connection()
     for table, rows in ((Memory.__table__, memories), (Evidence.__table__, evidence),
                         (StateHistory.__table__, events)):
-        if rows:
-            session.execute(sa.insert(table), rows)
+        insert_many(connection, table, rows)
 
 
 def record_note(session: Session, memory: Memory, actor: Actor, reason: str, *,

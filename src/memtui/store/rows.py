@@ -12,10 +12,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+import sqlalchemy as sa
 from pydantic_core import PydanticUndefined
 from sqlmodel import SQLModel
 
-__all__ = ["RowView", "new_row"]
+__all__ = ["RowView", "new_row", "insert_many"]
 
 
 class RowView:
@@ -66,3 +67,35 @@ def new_row(model: type[SQLModel], **values: Any) -> dict[str, Any]:
         if row.get(name, None) is None:
             row.pop(name, None)
     return row
+
+
+def insert_many(connection: sa.Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+    """Insert ``rows`` (column dicts with the same keys) into ``table`` with one executemany.
+
+    On SQLite the driver's ``executemany`` is called with the statement compiled once and each value
+    passed through its column type's bind processor, as SQLAlchemy would (its per-row parameter
+    handling is about a third of a bulk insert's time); rows with differing keys, and PostgreSQL (whose
+    batched "insertmanyvalues" SQLAlchemy already does), go through ``connection.execute(insert(table), rows)``."""
+    if not rows:
+        return
+    keys = frozenset(rows[0])
+    if connection.dialect.name != "sqlite" or any(len(r) != len(keys) or r.keys() != keys for r in rows):
+        connection.execute(sa.insert(table), rows)
+        return
+    sql, processors = _sqlite_insert(connection.dialect, table, keys)
+    connection.exec_driver_sql(sql, [tuple(fn(r[k]) if fn else r[k] for k, fn in processors) for r in rows])
+
+
+_COMPILED: dict[tuple, tuple[str, tuple]] = {}
+
+
+def _sqlite_insert(dialect, table: sa.Table, keys: frozenset[str]) -> tuple[str, tuple]:
+    """The INSERT of ``keys`` into ``table`` for ``dialect`` (positional) and (column, bind processor) in
+    parameter order; compiled once per table and key set."""
+    cache_key = (dialect.name, table.name, keys)
+    if cache_key not in _COMPILED:
+        compiled = sa.insert(table).compile(dialect=dialect, column_keys=sorted(keys))
+        order = compiled.positiontup
+        processors = tuple((k, table.c[k].type.dialect_impl(dialect).bind_processor(dialect)) for k in order)
+        _COMPILED[cache_key] = (str(compiled), processors)
+    return _COMPILED[cache_key]
