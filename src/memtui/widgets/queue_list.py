@@ -35,7 +35,7 @@ DECIDED_MARK = {"active": "✓", "rejected": "✗", "invalidated": "✗", "needs
 #: (title, width); the statement takes the width left over (at least STATEMENT_MIN)
 COLUMNS = (("state", 14), ("statement", 0), ("type", 14), ("scope", 18), ("conf", 5), ("age", 4))
 #: the narrowest each column gets when the terminal is narrow (the others give up their slack first)
-MIN_WIDTHS = {"state": 12, "type": 8, "scope": 10, "conf": 4, "age": 3}
+MIN_WIDTHS = {"state": 14, "type": 8, "scope": 10, "conf": 4, "age": 3}
 STATEMENT_MIN = 30
 
 
