@@ -48,6 +48,8 @@ from difflib import SequenceMatcher
 
 from rapidfuzz import fuzz
 
+from memtui.similarity.text import fingerprint, normalize  # noqa: F401  (re-exported)
+
 #: The similarity function behind every score: token-sort ratio over the content keys (0..100).
 SCORER = fuzz.token_sort_ratio
 #: At or above this score, a pair with no material difference is a duplicate.
@@ -64,23 +66,7 @@ NUMBER_CONFLICT_THRESHOLD = 80.0
 # ---------------------------------------------------------------------------------------------
 # normalisation keys
 
-_PUNCT = re.compile(r"[^\w\s]+")
-_WS = re.compile(r"\s+")
-
-
-def normalize(text: str) -> str:
-    """Exact-duplicate key: NFKC, casefolded, punctuation and backticks replaced by spaces,
-    whitespace collapsed. ``"Rules are registered through `RuleRegistry`."`` ->
-    ``"rules are registered through ruleregistry"``."""
-    t = unicodedata.normalize("NFKC", text or "").casefold()
-    t = _PUNCT.sub(" ", t)
-    return _WS.sub(" ", t).strip()
-
-
-def fingerprint(text: str) -> str:
-    """OpenRefine fingerprint key: the :func:`normalize` tokens, deduplicated, sorted, joined by one
-    space. ``"RuleRegistry registers rules, rules!"`` -> ``"registers ruleregistry rules"``."""
-    return " ".join(sorted(set(normalize(text).split())))
+# :func:`normalize` and :func:`fingerprint` live in memtui.similarity.text (issue 10, item 8)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -97,7 +97,7 @@ import threading
 import time
 from collections import defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -105,6 +105,12 @@ import scipy.sparse as sp
 from rapidfuzz import fuzz, process
 
 from memtui.domain.statements import Analyzed, analyze, material_difference_analyzed, normalize
+from memtui.similarity.candidates import knn_pairs
+from memtui.similarity.text import STOPWORDS, fingerprint_of_normalized, key_of_normalized, match_key
+from memtui.similarity.embed import DIM, embed
+from memtui.similarity.features import Profile, profile
+from memtui.similarity.scorer import judge_profiles
+from memtui.similarity.scorer import model as scorer_model
 
 __all__ = [
     "DEFAULT_THRESHOLD", "DEFAULT_CLUSTER_FLOOR", "STOPWORDS", "DedupeItem", "DedupeConfig", "Cluster",
@@ -119,6 +125,11 @@ DEFAULT_CLUSTER_FLOOR = 65.0
 """Lowest score any two members of one fuzzy cluster may have (complete-linkage bound)."""
 
 Guard = Callable[[Analyzed, Analyzed], "str | None"]
+
+
+def _no_guard(x: Analyzed, y: Analyzed) -> None:
+    """The learned scorer weighs identifiers, negations and numbers itself: no separate veto."""
+    return None
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -198,6 +209,17 @@ class DedupeConfig:
     """Worker processes for the guard (``analyze`` is pure Python) when at least ``parallel_min_pairs``
     pairs need it, the guard pickles, and no other Python thread runs; 1 keeps it in-process."""
     parallel_min_pairs: int = 4000
+    learned: bool = True
+    """Verify pairs with the learned scorer (:mod:`memtui.similarity.scorer`; the score is 100 x
+    P(duplicate), the thresholds the model's) and add embedding neighbours to the candidates; False:
+    the lexical score and guard above."""
+    embed_top_n: int = 8
+    """Embedding neighbours per unit (same block) added to the candidates."""
+    embed_min_cosine: float = 0.55
+    score_min_cosine: float = 0.35
+    """A candidate pair is scored by the model only when its embedding cosine or its lexical score
+    (``score_min_lexical``) reaches this; others score 0."""
+    score_min_lexical: float = 55.0
 
 
 _DEFAULT_CONFIG = DedupeConfig()
@@ -212,45 +234,8 @@ def pair_key(a: str, b: str) -> tuple[str, str]:
 # Match key and score
 # ----------------------------------------------------------------------------------------------------
 
-STOPWORDS = frozenset(
-    "a an the is are was were be been being to of in on at by for with via through from as and or that "
-    "this these those it its into per each all any should must can will would may might do does did has "
-    "have had uses use used using".split()
-)
-"""Dropped from match keys. Negations ("not", "never", "no") are deliberately *not* here."""
-
-_PREFIX = 5
-_LONG = 11
-_LONG_PREFIX = 8
-
-
-def key_of_normalized(normalized: str) -> str:
-    """:func:`match_key` of text already passed through :func:`~memtui.domain.statements.normalize`."""
-    stop = STOPWORDS
-    return " ".join([
-        (tok[:_PREFIX] if len(tok) < _LONG else tok[:_LONG_PREFIX]) if tok.isalpha() else tok
-        for tok in normalized.split() if tok not in stop
-    ])
-
-
-def fingerprint_of_normalized(normalized: str) -> str:
-    """:func:`memtui.domain.statements.fingerprint` of a text whose :func:`normalize` is ``normalized``
-    (its documented definition: the normalised tokens, deduplicated, sorted, joined by one space),
-    without normalising again; ``tests/test_dedupe_index.py`` checks the two agree."""
-    return " ".join(sorted(set(normalized.split())))
-
-
-def match_key(text: str) -> str:
-    """The string scored by rapidfuzz and vectorised by TF-IDF, from the normalised text (NFKC,
-    casefolded, punctuation to spaces): stop words dropped; tokens with a digit or ``_`` kept whole; words
-    of up to 10 letters cut to their first 5 -- a crude stemmer: registered/registry/register -> "regis";
-    longer words (mostly identifiers: ``ruleregistry``, ``ordervalidator``) cut to 8, so one long name
-    does not outweigh the rest of the claim.
-
-    >>> match_key("Rules are registered through RuleRegistry.")
-    'rules regis ruleregi'
-    """
-    return key_of_normalized(normalize(text or ""))
+# STOPWORDS, match_key, key_of_normalized and fingerprint_of_normalized live in memtui.similarity.text
+# (issue 10, item 8); imported above and re-exported here.
 
 
 def score_keys(a: str, b: str, config: DedupeConfig | None = None) -> float:
@@ -714,7 +699,7 @@ class _Unit:
     its statement, the one the guard analyses -- always the item ranked first by :func:`_rep_rank`, so
     ``add`` and ``remove`` keep the choice a full build would make."""
 
-    __slots__ = ("row", "block", "norm", "items", "rep", "text", "key", "fp", "fpk", "_an")
+    __slots__ = ("row", "block", "norm", "items", "rep", "text", "key", "fp", "fpk", "_an", "_prof")
 
     def __init__(self, row: int, block: int, norm: str, item: DedupeItem):
         self.row = row
@@ -727,6 +712,14 @@ class _Unit:
         self.fp = fingerprint_of_normalized(norm)
         self.fpk = -1  # id of (block, fingerprint), set by the index
         self._an: Analyzed | None = None
+        self._prof: Profile | None = None
+
+    @property
+    def profile(self) -> Profile:
+        if self._prof is None:
+            self._prof = profile(self.text)
+            self._an = self._prof.an
+        return self._prof
 
     @property
     def analyzed(self) -> Analyzed:
@@ -790,8 +783,12 @@ class DedupeIndex:
 
     def __init__(self, config: DedupeConfig | None = None, not_duplicates: Iterable[Iterable[str]] = (),
                  guard: Guard | None = None):
-        self.config = config or DedupeConfig()
-        self.guard = guard or material_difference_analyzed
+        cfg = config or DedupeConfig()
+        if cfg.learned and config is None or (cfg.learned and cfg.threshold == DEFAULT_THRESHOLD):
+            t = 100.0 * scorer_model().duplicate_threshold
+            cfg = replace(cfg, threshold=t, cluster_floor=round(0.75 * t, 2))
+        self.config = cfg
+        self.guard = guard or (_no_guard if cfg.learned else material_difference_analyzed)
         self._not_dup: dict[str, set[str]] = defaultdict(set)
         for pair in not_duplicates:
             self._add_not_dup(pair)
@@ -811,6 +808,7 @@ class DedupeIndex:
         self._block_units: dict[int, set[int]] = defaultdict(set)
         self._vec: CharNgramTfidf | None = None
         self._X: sp.csr_matrix | None = None
+        self._E: np.ndarray | None = None  # unit embeddings (learned scorer), one row per unit row
         self._row_block = np.zeros(0, np.int64)  # block id of each row
         self._row_fp = np.zeros(0, np.int64)  # (block, fingerprint) id of each row
         self._admit = np.zeros(0, np.float32)  # cosine a newcomer needs to enter the row's neighbour list
@@ -887,6 +885,9 @@ class DedupeIndex:
         self._row_block = np.array([u.block for u in units], np.int64)
         self._row_fp = np.array([u.fpk for u in units], np.int64)
         self._admit = np.full(len(units), self.config.min_cosine, np.float32)
+        if cfg.learned:
+            self._E = embed([u.text for u in units]) if units else np.zeros((0, DIM), np.float32)
+            clock.lap("embed")
         if not units:
             self._vec = None  # nothing fitted: the next ``add`` builds
         clock.lap("vectorize")
@@ -933,6 +934,8 @@ class DedupeIndex:
             self._row_block = np.concatenate([self._row_block, [self._units[r].block for r in fresh.tolist()]])
             self._row_fp = np.concatenate([self._row_fp, [self._units[r].fpk for r in fresh.tolist()]])
             self._admit = np.concatenate([self._admit, np.full(len(fresh), self.config.min_cosine, np.float32)])
+            if self.config.learned:
+                self._E = np.concatenate([self._E, embed([self._units[r].text for r in fresh.tolist()])])
         again, touched = self._requery()
         affected |= touched
         n_pairs, n_guard = self._link(np.array(sorted(set(fresh.tolist()) | again), np.int64))
@@ -1032,7 +1035,9 @@ class DedupeIndex:
 
     def _set_rep(self, unit: _Unit, item: DedupeItem) -> None:
         """A better representative: its guard results must be recomputed (:meth:`_requery`)."""
-        unit.rep, unit.text, unit._an = item.memory_id, item.statement, None
+        unit.rep, unit.text, unit._an, unit._prof = item.memory_id, item.statement, None, None
+        if self._E is not None and unit.row < len(self._E):
+            self._E[unit.row] = embed([item.statement])[0]
         self._rep_changed.add(unit.row)
 
     def _requery(self) -> tuple[set[int], set[int]]:
@@ -1090,8 +1095,23 @@ class DedupeIndex:
     # -- candidates and verification ---------------------------------------------------------------------
 
     def _score(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        units = self._units
-        return pair_scores([units[r].key for r in a.tolist()], [units[r].key for r in b.tolist()], self.config)
+        units, cfg = self._units, self.config
+        lex = pair_scores([units[r].key for r in a.tolist()], [units[r].key for r in b.tolist()], cfg)
+        if not cfg.learned:
+            return lex
+        cos = np.einsum("ij,ij->i", self._E[a], self._E[b])
+        out = np.zeros(len(a), np.float32)
+        live = np.flatnonzero((cos >= cfg.score_min_cosine) | (lex >= cfg.score_min_lexical))
+        if len(live):
+            verdicts = judge_profiles([units[r].profile for r in a[live].tolist()],
+                                      [units[r].profile for r in b[live].tolist()], cos[live].tolist())
+            out[live] = [0.0 if v.kind == "conflict" else 100.0 * v.p_duplicate for v in verdicts]
+        return out
+
+    def verdict(self, u: int, v: int):
+        """The scorer's :class:`~memtui.similarity.scorer.Verdict` of two units (for explanations)."""
+        a, b = self._units[u], self._units[v]
+        return judge_profiles([a.profile], [b.profile], [float(self._E[u] @ self._E[v])])[0]
 
     def _link(self, q_rows: np.ndarray) -> tuple[int, int]:
         """Find, score and guard the pairs of the units ``q_rows`` against their blocks; returns
@@ -1155,6 +1175,10 @@ class DedupeIndex:
                 older = ~np.isin(b, q_rows)
                 keep = older & (C.data >= self._admit[b] - 1e-6)
                 pool.scores(a[keep], b[keep])
+        if cfg.learned and self._E is not None and len(q_rows) and len(r_rows):
+            # semantic neighbours (issue 10, item 1): paraphrases that share few n-grams
+            a, b, _ = knn_pairs(self._E, q_rows, r_rows, self._row_block, cfg.embed_top_n, cfg.embed_min_cosine)
+            pool.scores(a, b)
         return pool.result()
 
     def _cannot_link(self, u: _Unit, v: _Unit) -> bool:
@@ -1179,6 +1203,11 @@ class DedupeIndex:
             u, v = units[int(pairs[i, 0])], units[int(pairs[i, 1])]
             if not self._cannot_link(u, v):
                 todo.append((u, v, float(scores[i])))
+        if cfg.learned:  # the scorer weighed what the guard vetoes
+            for u, v, s in todo:
+                self._adj[u.row][v.row] = s
+                self._adj[v.row][u.row] = s
+            return len(todo)
         rows = sorted({x.row for u, v, _ in todo for x in (u, v)})
         pos = {r: k for k, r in enumerate(rows)}
         analyses = [units[r]._an for r in rows]
@@ -1205,7 +1234,9 @@ class DedupeIndex:
             k = (u, v) if u < v else (v, u)
             hit = self._pair_cache.get(k)
             if hit is None:
-                hit = self._pair_cache[k] = (score_keys(a.key, b.key, self.config), True)
+                sc = (float(self._score(np.array([u]), np.array([v]))[0]) if self.config.learned
+                      else score_keys(a.key, b.key, self.config))
+                hit = self._pair_cache[k] = (sc, True)
             s = hit[0]
         return s, a.fpk == b.fpk
 
@@ -1220,7 +1251,10 @@ class DedupeIndex:
         if hit is not None and hit[1] is not True:
             return hit[1] is None
         a, b = self._units[u], self._units[v]
-        reason = "marked not duplicates" if self._cannot_link(a, b) else self.guard(a.analyzed, b.analyzed)
+        if self._cannot_link(a, b):
+            reason = "marked not duplicates"
+        else:
+            reason = None if self.config.learned else self.guard(a.analyzed, b.analyzed)
         s, _ = self._pair(u, v)
         self._pair_cache[k] = (s, reason)
         return reason is None
@@ -1367,6 +1401,13 @@ class DedupeIndex:
             method = "fingerprint"
             explanation = (f"{n} memories with the same words ignoring case, punctuation and order "
                            f"(score {worst:g}-{best:g}).")
+        elif cfg.learned:
+            method = "fuzzy"
+            c = item_unit[canonical]
+            other = max((u for u in present if u != c), key=lambda u: self._pair(c, u)[0])
+            explanation = (f"{n} memories; learned pair scorer P(duplicate) >= {cfg.threshold / 100:.2f} between "
+                           f"the canonical and every member (lowest {worst / 100:.2f}, highest {best / 100:.2f}); "
+                           f"why: {self.verdict(c, other).explain()}.")
         else:
             method = "fuzzy"
             explanation = (f"{n} memories; content-word similarity (mean of token sort and token set ratio) "

@@ -1,0 +1,123 @@
+"""Interpretable pair features for the learned scorer (issue 10, item 2).
+
+:func:`profile` ``(text) -> Profile`` analyses a statement once (:func:`memtui.domain.statements.analyze`
+plus identifier keys, stems, exclusive-slot words, product names); :func:`pair_features`
+``(pa, pb, cosine) -> float32 (len(FEATURES),)`` compares two profiles given their embedding cosine.
+Every feature is a number in about ``[0, 1]``; :data:`FEATURES` names them, :data:`LABELS` says
+them in words for the "why" of a proposal, :data:`CONTRADICTIONS` are the ones a conflict needs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from memtui.domain.statements import Analyzed, analyze
+from memtui.similarity.text import identifier_key, joined_word_pairs, key_of_normalized, stem
+
+_EXCLUSIVE = re.compile(r"\b(only|always|never|replaced|replaces|deprecated|instead|exclusively|sole|solely|"
+                        r"no longer|default|must|mandatory|forbidden|required)\b", re.I)
+_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9+#-]*")
+_CAP = re.compile(r"(?<![\w.`/])([A-Z][a-zA-Z0-9+#]*[a-z0-9][a-zA-Z0-9+#]*)\b")
+_OPENERS = frozenset("""a an the this that these those it its all any each every some no never always only
+use using run add do don't dont make keep prefer avoid put set call write read new our we you when if
+before after once on in for to from with without by tests test code services service api every""".split())
+_STOP = frozenset("""a an the is are was were be been being to of in on at by for with via through from as and
+or that this these those it its into per each all any should must can will would may might do does did has
+have had shall we our you your they their i""".split())
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A statement analysed for pair features; ``an``: its :class:`~memtui.domain.statements.Analyzed`."""
+
+    text: str
+    an: Analyzed
+    key: str
+    ids: frozenset[str]
+    joined: frozenset[str]
+    stems: frozenset[str]
+    exclusive: bool
+    names: frozenset[str]
+
+
+def profile(text: str) -> Profile:
+    """Analyse one statement (~0.3 ms, mostly :func:`analyze`)."""
+    an = analyze(text)
+    ids = frozenset(k for k in (identifier_key(i) for i in an.identifiers) if k)
+    words = [w.lower() for w in _WORDS.findall(text)]
+    stems = frozenset(stem(w) for w in words if w not in _STOP)
+    names = {identifier_key(m.group(1)) for m in _CAP.finditer(text)}
+    first = _WORDS.match(text.strip().lstrip("`*\"'"))
+    if first and first.group(0)[0].isupper() and first.group(0).lower() not in _OPENERS:
+        names.add(first.group(0).lower())
+    names |= {identifier_key(n) for n in an.names}
+    return Profile(text, an, key_of_normalized(an.normalized), ids, joined_word_pairs(an.normalized), stems,
+                   bool(_EXCLUSIVE.search(text)), frozenset(n for n in names if n))
+
+
+FEATURES = (
+    "cosine", "token_set", "token_sort", "stem_jaccard", "shared_identifier", "differing_identifiers", "negation_asymmetry",
+    "numbers_differ", "number_one_side", "antonym", "exclusive_slot", "names_differ", "shared_name",
+    "length_ratio", "cosine_x_negation", "cosine_x_numbers", "cosine_x_antonym", "cosine_x_names",
+    "cosine_x_identifiers",
+)
+LABELS = {
+    "cosine": "embedding cosine", "token_set": "token set ratio", "token_sort": "token sort ratio",
+"stem_jaccard": "shared word stems", "rule_score": "content-word score",
+    "rule_duplicate": "lexical rules say duplicate", "rule_conflict": "lexical rules say conflict",
+    "rule_difference": "material difference (identifier, negation or number)",
+    "shared_identifier": "shared identifier", "differing_identifiers": "differing identifiers",
+    "negation_asymmetry": "negation on one side", "numbers_differ": "different numbers or versions",
+    "number_one_side": "a number on one side only", "antonym": "opposite predicates",
+    "exclusive_slot": "exclusive wording (only, always, never, instead, replaced)",
+    "names_differ": "different tool or product names", "shared_name": "shared tool or product name",
+    "length_ratio": "length ratio", "cosine_x_negation": "negation on one side of a close pair",
+    "cosine_x_numbers": "different numbers in a close pair", "cosine_x_antonym": "opposite predicates in a close pair",
+    "cosine_x_names": "different names in a close pair", "cosine_x_rule_conflict": "lexical conflict in a close pair",
+    "cosine_x_identifiers": "different identifiers in a close pair",
+}
+CONTRADICTIONS = ("negation_asymmetry", "numbers_differ", "antonym", "names_differ",
+                  "differing_identifiers")
+_IDX = {n: i for i, n in enumerate(FEATURES)}
+CONTRADICTION_INDEX = np.array([_IDX[n] for n in CONTRADICTIONS])
+
+
+def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
+    """The feature vector of one pair (float32, ``len(FEATURES)``)."""
+    x, y = pa.an, pb.an
+    shared_ids = (pa.ids & pb.ids) | (pa.ids & pb.joined) | (pb.ids & pa.joined)
+    only_a = pa.ids - shared_ids - pb.joined
+    only_b = pb.ids - shared_ids - pa.joined
+    differing = bool(only_a and only_b)
+    neg = (x.negations > 0) != (y.negations > 0)
+    if neg:  # a negated clause counts only when the other side is closer to it than to the rest
+        n, o = (x, y) if x.negations else (y, x)
+        if n.neg_clause is not None:
+            other = set(o.content) | o.words
+            rest = set(Counter(n.content) - Counter(n.neg_clause.content))
+            neg = len(set(n.neg_clause.content) & other) > len(rest & other)
+    na, nb = set(x.numbers), set(y.numbers)
+    numbers_differ = bool(na and nb and na != nb)
+    axes_a = {}
+    for axis, pole in x.polar:
+        axes_a.setdefault(axis, set()).add(pole)
+    antonym = any(axis in axes_a and pole not in axes_a[axis] for axis, pole in y.polar)
+    shared_names = pa.names & pb.names
+    names_differ = bool((pa.names - pb.names - pb.joined) and (pb.names - pa.names - pa.joined))
+    union = len(pa.stems | pb.stems)
+    la, lb = len(pa.text), len(pb.text)
+    cos = max(0.0, float(cosine))
+    f = (
+        cos, fuzz.token_set_ratio(pa.key, pb.key) / 100, fuzz.token_sort_ratio(pa.key, pb.key) / 100,
+        len(pa.stems & pb.stems) / union if union else 0.0,
+        bool(shared_ids), differing, neg, numbers_differ, bool(na) != bool(nb), antonym,
+        pa.exclusive or pb.exclusive, names_differ, bool(shared_names),
+        min(la, lb) / max(la, lb, 1), cos * neg, cos * numbers_differ, cos * antonym, cos * names_differ,
+        cos * differing,
+    )
+    return np.array(f, np.float32)
