@@ -95,7 +95,7 @@ import os
 import pickle
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Sequence
@@ -1439,6 +1439,19 @@ def exhaustive_pairs(items: Iterable[DedupeItem], config: DedupeConfig | None = 
     not be judged differently). ``O(sum of squared block sizes)``: the reference the index's recall is
     measured against. ``timings``, when given, receives ``compare`` and ``guard`` seconds.
     """
+    cfg = config or _DEFAULT_CONFIG
+    if cfg.learned:
+        # every pair of every block is a candidate, scored by the same learned scorer as the index
+        items = list(items)
+        big = max(Counter((i.scope_key, i.type) for i in items).values(), default=1)
+        full = replace(cfg, top_n=big, max_top_n=big, min_cosine=0.0, embed_top_n=big, embed_min_cosine=-1.0,
+                       max_df=1.0, max_df_min_count=10**9)
+        t0 = time.perf_counter()
+        ref = DedupeIndex(full, not_duplicates=not_duplicates)
+        ref.build(items)
+        if timings is not None:
+            timings["compare"] = round(time.perf_counter() - t0, 3)
+        return {(a, b) for a, b, _ in ref.verified_pairs()}
     cfg = config or DedupeConfig()
     guard = guard or material_difference_analyzed
     nd: set[frozenset[str]] = {frozenset(p) for p in not_duplicates}
