@@ -58,3 +58,19 @@ def embed(texts: Sequence[str], batch: int = 8192) -> np.ndarray:
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         out[s:s + len(chunk)] = sums / np.maximum(norms, 1e-12)
     return out
+
+
+_WORD_CACHE: dict[str, np.ndarray] = {}
+
+
+def word_vectors(words: Sequence[str]) -> np.ndarray:
+    """Unit vectors of single words (``(len(words), 256)`` float32; memoised per word, bounded)."""
+    missing = [w for w in dict.fromkeys(words) if w not in _WORD_CACHE]
+    if missing:
+        E = embed(missing)
+        if len(_WORD_CACHE) > 500_000:
+            _WORD_CACHE.clear()
+        _WORD_CACHE.update(zip(missing, E))
+    if not words:
+        return np.zeros((0, DIM), np.float32)
+    return np.stack([_WORD_CACHE[w] for w in words])

@@ -17,6 +17,7 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from memtui.domain.statements import Analyzed, analyze
+from memtui.similarity.embed import word_vectors
 from memtui.similarity.text import identifier_key, joined_word_pairs, key_of_normalized, stem
 
 _EXCLUSIVE = re.compile(r"\b(only|always|never|replaced|replaces|deprecated|instead|exclusively|sole|solely|"
@@ -43,6 +44,7 @@ class Profile:
     stems: frozenset[str]
     exclusive: bool
     names: frozenset[str]
+    vecs: np.ndarray  # unit vectors of the distinct content words (word_vectors), (k, 256)
 
 
 def profile(text: str) -> Profile:
@@ -56,15 +58,17 @@ def profile(text: str) -> Profile:
     if first and first.group(0)[0].isupper() and first.group(0).lower() not in _OPENERS:
         names.add(first.group(0).lower())
     names |= {identifier_key(n) for n in an.names}
+    content = list(dict.fromkeys(w for w in words if w not in _STOP))
     return Profile(text, an, key_of_normalized(an.normalized), ids, joined_word_pairs(an.normalized), stems,
-                   bool(_EXCLUSIVE.search(text)), frozenset(n for n in names if n))
+                   bool(_EXCLUSIVE.search(text)), frozenset(n for n in names if n), word_vectors(content))
 
 
 FEATURES = (
     "cosine", "token_set", "token_sort", "stem_jaccard", "shared_identifier", "differing_identifiers", "negation_asymmetry",
     "numbers_differ", "number_one_side", "antonym", "exclusive_slot", "names_differ", "shared_name",
     "length_ratio", "cosine_x_negation", "cosine_x_numbers", "cosine_x_antonym", "cosine_x_names",
-    "cosine_x_identifiers",
+    "cosine_x_identifiers", "align_mean", "align_min", "substitution", "unaligned", "cosine_over_60",
+    "cosine_over_75", "align_x_substitution",
 )
 LABELS = {
     "cosine": "embedding cosine", "token_set": "token set ratio", "token_sort": "token sort ratio",
@@ -80,8 +84,14 @@ LABELS = {
     "cosine_x_numbers": "different numbers in a close pair", "cosine_x_antonym": "opposite predicates in a close pair",
     "cosine_x_names": "different names in a close pair", "cosine_x_rule_conflict": "lexical conflict in a close pair",
     "cosine_x_identifiers": "different identifiers in a close pair",
+    "align_mean": "word alignment (embedding)", "align_min": "worst-aligned word",
+    "substitution": "one word swapped for an unrelated one", "unaligned": "share of words without a match",
+    "cosine_over_60": "embedding cosine above 0.6", "cosine_over_75": "embedding cosine above 0.75",
+    "align_x_substitution": "word swap in an otherwise aligned pair",
 }
-CONTRADICTIONS = ("negation_asymmetry", "numbers_differ", "antonym", "names_differ",
+ALIGNED = 0.6
+"""Word cosine from which a word has a match on the other side."""
+CONTRADICTIONS = ("substitution", "negation_asymmetry", "numbers_differ", "antonym", "names_differ",
                   "differing_identifiers")
 _IDX = {n: i for i, n in enumerate(FEATURES)}
 CONTRADICTION_INDEX = np.array([_IDX[n] for n in CONTRADICTIONS])
@@ -108,16 +118,28 @@ def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
         axes_a.setdefault(axis, set()).add(pole)
     antonym = any(axis in axes_a and pole not in axes_a[axis] for axis, pole in y.polar)
     shared_names = pa.names & pb.names
-    names_differ = bool((pa.names - pb.names - pb.joined) and (pb.names - pa.names - pa.joined))
+    # one name swapped for another (a slot filled differently), not two lists of names
+    names_differ = len(pa.names - pb.names - pb.joined) == 1 == len(pb.names - pa.names - pa.joined)
     union = len(pa.stems | pb.stems)
     la, lb = len(pa.text), len(pb.text)
     cos = max(0.0, float(cosine))
+    if len(pa.vecs) and len(pb.vecs):
+        S = pa.vecs @ pb.vecs.T
+        ma, mb = S.max(axis=1), S.max(axis=0)
+        align = (float(ma.mean()) + float(mb.mean())) / 2
+        worst = float(min(ma.min(), mb.min()))
+        ua, ub = int((ma < ALIGNED).sum()), int((mb < ALIGNED).sum())
+        unaligned = (ua + ub) / (len(ma) + len(mb))
+        substitution = bool(ua and ub and ua + ub <= 4)
+    else:
+        align = worst = unaligned = 0.0
+        substitution = False
     f = (
         cos, fuzz.token_set_ratio(pa.key, pb.key) / 100, fuzz.token_sort_ratio(pa.key, pb.key) / 100,
         len(pa.stems & pb.stems) / union if union else 0.0,
         bool(shared_ids), differing, neg, numbers_differ, bool(na) != bool(nb), antonym,
         pa.exclusive or pb.exclusive, names_differ, bool(shared_names),
         min(la, lb) / max(la, lb, 1), cos * neg, cos * numbers_differ, cos * antonym, cos * names_differ,
-        cos * differing,
+        cos * differing, align, worst, substitution, unaligned, cos >= 0.6, cos >= 0.75, align * substitution,
     )
     return np.array(f, np.float32)
