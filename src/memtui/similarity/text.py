@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Iterable
-
 import snowballstemmer
 
 _PUNCT = re.compile(r"[^\w\s]+")
