@@ -20,6 +20,7 @@ from sqlmodel import Session, select
 
 import numpy as np
 
+from memtui.domain.statements import identifiers
 from memtui.similarity.candidates import knn_pairs
 from memtui.similarity.embed import embed
 from memtui.similarity.features import profile
@@ -82,7 +83,7 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
         index: dict[tuple, list[str]] = defaultdict(list)
         for mid, m in memories.items():
             scope = (m.tenant_id, m.repository_id)
-            for ident in profiles[mid].an.identifiers:
+            for ident in identifiers(m.statement):
                 index[scope + ("id", ident.casefold())].append(mid)
             for p in paths[mid]:
                 index[scope + ("path", p)].append(mid)

@@ -5,6 +5,7 @@ a block (a scope), bounded per row, by blocked matrix products.
 row, its ``top_n`` most similar reference rows of the same block (itself excluded) with cosine
 ``>= min_cosine``; ``E`` holds unit rows (:func:`memtui.similarity.embed.embed`), ``blocks[row]`` the
 block id. Pairs come out as ``a < b``, unique; cost ``sum over blocks of |Q_b| x |R_b| x 256``.
+``with_query=True`` adds a fourth array: how many neighbours each query row got (``len(q_rows)``).
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ CHUNK = 2048
 
 
 def knn_pairs(E: np.ndarray, q_rows: np.ndarray, r_rows: np.ndarray, blocks: np.ndarray, top_n: int,
-              min_cosine: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              min_cosine: float, with_query: bool = False):
     q_rows, r_rows = np.asarray(q_rows, np.int64), np.asarray(r_rows, np.int64)
     out_a, out_b, out_c = [], [], []
+    got = np.zeros(len(q_rows), np.int64)
+    pos = {int(r): i for i, r in enumerate(q_rows.tolist())} if with_query else {}
     if not len(q_rows) or not len(r_rows) or top_n <= 0:
         z = np.zeros(0, np.int64)
-        return z, z, np.zeros(0, np.float32)
+        return (z, z, np.zeros(0, np.float32)) + ((got,) if with_query else ())
     qb, rb = blocks[q_rows], blocks[r_rows]
     r_order = np.argsort(rb, kind="stable")
     r_sorted, rb_sorted = r_rows[r_order], rb[r_order]
@@ -40,16 +43,18 @@ def knn_pairs(E: np.ndarray, q_rows: np.ndarray, r_rows: np.ndarray, blocks: np.
             cos = np.take_along_axis(S, idx, axis=1)
             keep = cos >= min_cosine
             rows = np.repeat(q, idx.shape[1])[keep.ravel()]
+            if with_query:
+                got[[pos[int(r)] for r in q.tolist()]] = keep.sum(axis=1)
             cols = ref[idx.ravel()[keep.ravel()]]
             out_a.append(np.minimum(rows, cols))
             out_b.append(np.maximum(rows, cols))
             out_c.append(cos.ravel()[keep.ravel()].astype(np.float32))
     if not out_a:
         z = np.zeros(0, np.int64)
-        return z, z, np.zeros(0, np.float32)
+        return (z, z, np.zeros(0, np.float32)) + ((got,) if with_query else ())
     a, b, c = np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_c)
     ok = a != b
     a, b, c = a[ok], b[ok], c[ok]
     codes = a * (int(max(a.max(initial=0), b.max(initial=0))) + 1) + b
     _, first = np.unique(codes, return_index=True)
-    return a[first], b[first], c[first]
+    return (a[first], b[first], c[first]) + ((got,) if with_query else ())

@@ -68,7 +68,7 @@ def word_vectors(words: Sequence[str]) -> np.ndarray:
     missing = [w for w in dict.fromkeys(words) if w not in _WORD_CACHE]
     if missing:
         E = embed(missing)
-        if len(_WORD_CACHE) > 500_000:
+        if len(_WORD_CACHE) > 200_000:
             _WORD_CACHE.clear()
         _WORD_CACHE.update(zip(missing, E))
     if not words:

@@ -3,8 +3,8 @@
 
 The coefficients live in ``scorer_model.json`` next to this module, written by ``make train-scorer``
 (:mod:`memtui.similarity.train`, scikit-learn, trained on the non-blind labelled pairs only).
-:func:`classify` applies the model's thresholds: ``duplicate`` when P(duplicate) reaches
-``duplicate_threshold``; ``conflict`` when P(conflict) reaches ``conflict_threshold``, the embedding
+:func:`decide` applies the model's thresholds: ``duplicate`` when P(duplicate) reaches
+``duplicate_threshold`` and no veto fires (:data:`~memtui.similarity.features.VETOES`); ``conflict`` when P(conflict) reaches ``conflict_threshold``, the embedding
 cosine reaches ``conflict_min_cosine`` and at least one contradiction feature fires
 (:data:`~memtui.similarity.features.CONTRADICTIONS`); otherwise ``neither``. :func:`why` names the
 features that pushed a pair towards its class most (coefficient x standardised value).
@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from memtui.similarity.features import CONTRADICTION_INDEX, FEATURES, LABELS, Profile, pair_features, profile
+from memtui.similarity.features import CONTRADICTION_INDEX, FEATURES, VETO_INDEX, LABELS, Profile, pair_features, profile
 
 MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 CLASSES = ("duplicate", "conflict", "neither")
@@ -67,7 +67,8 @@ def decide(X: np.ndarray, P: np.ndarray, m: Model | None = None) -> np.ndarray:
     X = np.asarray(X)
     contradiction = (X[:, CONTRADICTION_INDEX] > 0).any(axis=1)
     conflict = (P[:, 1] >= m.conflict_threshold) & contradiction & (X[:, 0] >= m.conflict_min_cosine)
-    dup = (P[:, 0] >= m.duplicate_threshold) & ~(conflict & (P[:, 1] > P[:, 0]))
+    vetoed = (X[:, VETO_INDEX] > 0).any(axis=1)
+    dup = (P[:, 0] >= m.duplicate_threshold) & ~vetoed & ~(conflict & (P[:, 1] > P[:, 0]))
     return np.where(dup, 0, np.where(conflict, 1, 2))
 
 
@@ -110,6 +111,17 @@ def judge_profiles(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequen
                     tuple(float(v) for v in x)) for x, p, k in zip(X, P, cls)]
 
 
+def duplicate_probabilities(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequence[float]) -> np.ndarray:
+    """P(duplicate) of each pair as float32, 0 where :func:`decide` calls the pair a conflict -- the
+    dedupe index's score (x 100), without building :class:`Verdict` objects."""
+    if not len(pa):
+        return np.zeros(0, np.float32)
+    X = np.stack([pair_features(a, b, c) for a, b, c in zip(pa, pb, cosines)])
+    m = model()
+    P = probabilities(X, m)
+    return np.where(decide(X, P, m) == 1, 0.0, P[:, 0]).astype(np.float32)
+
+
 def judge(a: str, b: str) -> Verdict:
     """:func:`judge_profiles` of one pair of texts (embeds both)."""
     from memtui.similarity.embed import embed
@@ -134,7 +146,7 @@ def conflict_verdicts(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Seq
             out.append(("high" if v.p_conflict >= 0.9 else "medium",
                         f"learned scorer P(conflict) {v.p_conflict:.2f}; why: {v.explain()}"))
             continue
-        rule = conflict_reason_analyzed(a.an, b.an) if anchor else None
+        rule = conflict_reason_analyzed(a.analyzed(), b.analyzed()) if anchor else None
         out.append((rule[0], f"{rule[1]} (lexical rule; learned scorer P(conflict) {v.p_conflict:.2f})")
                    if rule else None)
     return out

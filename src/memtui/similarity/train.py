@@ -3,7 +3,7 @@
 Reads the non-blind pairs of ``tests/data/labelled_pairs.yaml`` only (:func:`memtui.similarity.pairs.load`
 ``split="train"``), fits ``StandardScaler`` + multinomial ``LogisticRegression`` (lbfgs, C=1,
 balanced class weights, C=0.1; deterministic), and picks the thresholds on 5-fold out-of-fold probabilities
-of the same pairs: the duplicate threshold with the best F1 among those reaching precision 0.95 (else
+of the same pairs: the duplicate threshold (vetoes applied) with the best F1 among those reaching precision 0.95 (else
 the best F1), the conflict threshold and minimum cosine the same way at precision 0.90. Writes the
 model JSON (:data:`memtui.similarity.scorer.MODEL_PATH`) and prints the out-of-fold figures.
 """
@@ -18,7 +18,7 @@ import numpy as np
 
 from memtui.similarity import pairs as labelled
 from memtui.similarity.embed import embed
-from memtui.similarity.features import CONTRADICTION_INDEX, FEATURES, pair_features, profile
+from memtui.similarity.features import CONTRADICTION_INDEX, FEATURES, VETO_INDEX, pair_features, prime, profile
 from memtui.similarity.scorer import CLASSES, MODEL_PATH
 
 DUP_PRECISION = 0.90
@@ -30,6 +30,7 @@ def features_of(rows: list[dict]) -> np.ndarray:
     texts = sorted({t for p in rows for t in (p["a"], p["b"])})
     pos = {t: i for i, t in enumerate(texts)}
     E = embed(texts)
+    prime(texts)
     prof = {t: profile(t) for t in texts}
     return np.stack([pair_features(prof[p["a"]], prof[p["b"]], float(E[pos[p["a"]]] @ E[pos[p["b"]]]))
                      for p in rows])
@@ -74,7 +75,7 @@ def train(out: Path = MODEL_PATH) -> dict:
     for tr, te in StratifiedKFold(5, shuffle=True, random_state=0).split(X, y):
         sc, lr = fit(X[tr], y[tr])
         oof[te] = lr.predict_proba(sc.transform(X[te]))[:, np.argsort(lr.classes_)]
-    dup_t, dp, dr, _ = _pick(oof[:, 0], np.ones(len(y), bool), y == 0, DUP_PRECISION)
+    dup_t, dp, dr, _ = _pick(oof[:, 0], ~(X[:, VETO_INDEX] > 0).any(axis=1), y == 0, DUP_PRECISION)
     contradiction = (X[:, CONTRADICTION_INDEX] > 0).any(axis=1)
     best = None
     for c in (0.0, 0.2, 0.3, 0.4, 0.5):

@@ -22,8 +22,8 @@ from memtui.maintenance.dedupe_index.model import (DEFAULT_THRESHOLD, Cluster, D
 from memtui.maintenance.dedupe_index.scoring import guard_pairs, pair_scores, score_keys
 from memtui.similarity.candidates import knn_pairs
 from memtui.similarity.embed import DIM, embed
-from memtui.similarity.features import Profile, profile
-from memtui.similarity.scorer import judge_profiles
+from memtui.similarity.features import Profile, prime, profile
+from memtui.similarity.scorer import duplicate_probabilities, judge_profiles
 from memtui.similarity.scorer import model as scorer_model
 from memtui.similarity.text import fingerprint_of_normalized, key_of_normalized
 
@@ -57,7 +57,6 @@ class _Unit:
     def profile(self) -> Profile:
         if self._prof is None:
             self._prof = profile(self.text)
-            self._an = self._prof.an
         return self._prof
 
     @property
@@ -226,6 +225,7 @@ class DedupeIndex:
         self._admit = np.full(len(units), self.config.min_cosine, np.float32)
         if cfg.learned:
             self._E = embed([u.text for u in units]) if units else np.zeros((0, DIM), np.float32)
+            prime([u.text for u in units])
             clock.lap("embed")
         if not units:
             self._vec = None  # nothing fitted: the next ``add`` builds
@@ -442,9 +442,9 @@ class DedupeIndex:
         out = np.zeros(len(a), np.float32)
         live = np.flatnonzero((cos >= cfg.score_min_cosine) | (lex >= cfg.score_min_lexical))
         if len(live):
-            verdicts = judge_profiles([units[r].profile for r in a[live].tolist()],
-                                      [units[r].profile for r in b[live].tolist()], cos[live].tolist())
-            out[live] = [0.0 if v.kind == "conflict" else 100.0 * v.p_duplicate for v in verdicts]
+            out[live] = 100.0 * duplicate_probabilities([units[r].profile for r in a[live].tolist()],
+                                                        [units[r].profile for r in b[live].tolist()],
+                                                        cos[live].tolist())
         return out
 
     def verdict(self, u: int, v: int):
@@ -516,8 +516,23 @@ class DedupeIndex:
                 pool.scores(a[keep], b[keep])
         if cfg.learned and self._E is not None and len(q_rows) and len(r_rows):
             # semantic neighbours (issue 10, item 1): paraphrases that share few n-grams
-            a, b, _ = knn_pairs(self._E, q_rows, r_rows, self._row_block, cfg.embed_top_n, cfg.embed_min_cosine)
-            pool.scores(a, b)
+            rows, n = q_rows, cfg.embed_top_n
+            while len(rows):
+                a, b, _, got = knn_pairs(self._E, rows, r_rows, self._row_block, n, cfg.embed_min_cosine, True)
+                s = pool.scores(a, b)
+                if n >= cfg.max_top_n:
+                    break
+                # as for TF-IDF: a full list with at least half of it verified is asked again, 4x longer
+                hit = s >= cfg.threshold
+                passing = np.zeros(len(rows), np.int64)
+                row_pos = {int(r): i for i, r in enumerate(rows.tolist())}
+                for x, y in zip(a[hit].tolist(), b[hit].tolist()):
+                    for r in (x, y):
+                        k = row_pos.get(r)
+                        if k is not None:
+                            passing[k] += 1
+                full = (got >= n) & (passing >= cfg.expand_fraction * n)
+                rows, n = rows[full], min(n * 4, cfg.max_top_n)
         return pool.result()
 
     def _cannot_link(self, u: _Unit, v: _Unit) -> bool:

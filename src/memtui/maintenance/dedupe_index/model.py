@@ -106,10 +106,10 @@ class DedupeConfig:
     embed_top_n: int = 8
     """Embedding neighbours per unit (same block) added to the candidates."""
     embed_min_cosine: float = 0.55
-    score_min_cosine: float = 0.35
+    score_min_cosine: float = 0.5
     """A candidate pair is scored by the model only when its embedding cosine or its lexical score
     (``score_min_lexical``) reaches this; others score 0."""
-    score_min_lexical: float = 55.0
+    score_min_lexical: float = 60.0
 
 
 _DEFAULT_CONFIG = DedupeConfig()
