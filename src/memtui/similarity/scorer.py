@@ -112,14 +112,16 @@ def judge_profiles(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequen
 
 
 def duplicate_probabilities(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequence[float]) -> np.ndarray:
-    """P(duplicate) of each pair as float32, 0 where :func:`decide` calls the pair a conflict -- the
-    dedupe index's score (x 100), without building :class:`Verdict` objects."""
+    """P(duplicate) of each pair as float32, 0 where :func:`decide` calls the pair a conflict or a veto
+    fires -- the dedupe index's score (x 100), without building :class:`Verdict` objects."""
     if not len(pa):
         return np.zeros(0, np.float32)
     X = np.stack([pair_features(a, b, c) for a, b, c in zip(pa, pb, cosines)])
     m = model()
     P = probabilities(X, m)
-    return np.where(decide(X, P, m) == 1, 0.0, P[:, 0]).astype(np.float32)
+    out = np.where(decide(X, P, m) == 1, 0.0, P[:, 0])
+    out[(X[:, VETO_INDEX] > 0).any(axis=1)] = 0.0
+    return out.astype(np.float32)
 
 
 def judge(a: str, b: str) -> Verdict:
