@@ -136,7 +136,8 @@ def conflict_verdicts(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Seq
                       anchored: Sequence[bool]) -> list[tuple[str, str] | None]:
     """The conflict job's judgement of each pair: ``(severity, reason)`` or None.
 
-    A conflict when the learned scorer says so (severity ``high`` from P(conflict) 0.9), or, for a pair
+    A conflict when the learned scorer says so (severity the rule's when one fires too, else ``high``
+    from P(conflict) 0.9), or, for a pair
     ``anchored`` by a shared identifier or evidence path, when the lexical rules
     (:func:`memtui.domain.statements.conflict_reason_analyzed`) find one; the reason names the
     strongest features or the rule."""
@@ -144,11 +145,12 @@ def conflict_verdicts(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Seq
 
     out: list[tuple[str, str] | None] = []
     for a, b, v, anchor in zip(pa, pb, judge_profiles(pa, pb, cosines), anchored):
-        if v.kind == "conflict":
-            out.append(("high" if v.p_conflict >= 0.9 else "medium",
-                        f"learned scorer P(conflict) {v.p_conflict:.2f}; why: {v.explain()}"))
-            continue
         rule = conflict_reason_analyzed(a.analyzed(), b.analyzed()) if anchor else None
-        out.append((rule[0], f"{rule[1]} (lexical rule; learned scorer P(conflict) {v.p_conflict:.2f})")
-                   if rule else None)
+        if v.kind == "conflict":
+            severity = rule[0] if rule else "high" if v.p_conflict >= 0.9 else "medium"
+            out.append((severity, f"learned scorer P(conflict) {v.p_conflict:.2f}; why: {v.explain()}"
+                                  + (f"; lexical rule: {rule[1]}" if rule else "")))
+        else:
+            out.append((rule[0], f"{rule[1]} (lexical rule; learned scorer P(conflict) {v.p_conflict:.2f})")
+                       if rule else None)
     return out
