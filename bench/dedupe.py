@@ -577,14 +577,16 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
 
 
-def sample_blocks(items: list[DedupeItem], size: int) -> list[DedupeItem]:
+def sample_blocks(items: list[DedupeItem], size: int, max_block: int | None = None) -> list[DedupeItem]:
     """Whole (scope, type) blocks, block sizes kept: a systematic sample over the blocks sorted by size
     (every k-th, from the largest), so the sample's size distribution -- and its largest blocks, where a
-    top-n cut can lose pairs -- resembles the whole set's; about ``size`` items."""
+    top-n cut can lose pairs -- resembles the whole set's; about ``size`` items. Blocks larger than
+    ``max_block`` are left out (the learned scorer's exhaustive reference scores every pair of a block)."""
     by_block: dict[tuple[str, str], list[DedupeItem]] = defaultdict(list)
     for it in items:
         by_block[(it.scope_key, it.type)].append(it)
-    keys = sorted(by_block, key=lambda k: (-len(by_block[k]), k))
+    keys = sorted((k for k in by_block if max_block is None or len(by_block[k]) <= max_block),
+                  key=lambda k: (-len(by_block[k]), k))
     step = max(1, round(len(items) / max(size, 1)))
     out: list[DedupeItem] = []
     for k in keys[::step]:
@@ -603,6 +605,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--sample", type=int, default=20_000)
     ap.add_argument("--incremental", type=int, default=1000)
+    ap.add_argument("--sample-max-block", type=int, default=1000,
+                    help="leave blocks larger than this out of the exhaustive sample (learned scorer: every pair is scored)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--profile", action="store_true", help="cProfile of the full build to stderr")
     args = ap.parse_args(argv)
@@ -662,7 +666,7 @@ def main(argv: list[str] | None = None) -> int:
     del index
 
     # --- sample: exhaustive comparison ---------------------------------------------------------------
-    sample = sample_blocks(items, args.sample)
+    sample = sample_blocks(items, args.sample, args.sample_max_block if cfg.learned else None)
     ss = Counter((i.scope_key, i.type) for i in sample)
     log(f"sample {len(sample)} statements in {len(ss)} blocks (largest {max(ss.values())}, "
         f"{sum(v * v for v in ss.values()) / 1e6:.1f}M comparisons exhaustive)")
@@ -733,6 +737,7 @@ def main(argv: list[str] | None = None) -> int:
         "sample_n": len(sample),
         "sample_blocks": len(ss),
         "sample_largest_block": max(ss.values()),
+        "sample_max_block": args.sample_max_block if cfg.learned else None,
         "recall_vs_exhaustive": round(recall_vs_exh, 4),
         "exhaustive_pairs": len(exh),
         "index_pairs_not_in_exhaustive": len(ours - exh),

@@ -231,6 +231,7 @@ class DedupeIndex:
             self._vec = None  # nothing fitted: the next ``add`` builds
         clock.lap("vectorize")
         pairs, scores = self._candidates(rows, rows)
+        self._remember(pairs, scores)
         clock.lap("candidates")
         n_guard = self._verify_and_link(pairs, scores)
         clock.lap("verify")
@@ -460,6 +461,7 @@ class DedupeIndex:
         blocks = {self._units[r].block for r in q_rows.tolist()}
         ref = np.array(sorted(r for b in blocks for r in self._block_units[b]), np.int64)
         pairs, scores = self._candidates(q_rows, ref)
+        self._remember(pairs, scores)
         return len(pairs), self._verify_and_link(pairs, scores)
 
     def _candidates(self, q_rows: np.ndarray, r_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -534,6 +536,14 @@ class DedupeIndex:
                 full = (got >= n) & (passing >= cfg.expand_fraction * n)
                 rows, n = rows[full], min(n * 4, cfg.max_top_n)
         return pool.result()
+
+    def _remember(self, pairs: np.ndarray, scores: np.ndarray) -> None:
+        """Learned scores are costly: keep every candidate pair's score for the clustering's lookups."""
+        if self.config.learned and len(pairs):
+            cache = self._pair_cache
+            for uv, s in zip(map(tuple, pairs.tolist()), scores.tolist()):
+                if uv not in cache:
+                    cache[uv] = (s, True)
 
     def _cannot_link(self, u: _Unit, v: _Unit) -> bool:
         nd = self._not_dup
