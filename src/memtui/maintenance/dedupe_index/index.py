@@ -436,7 +436,11 @@ class DedupeIndex:
 
     def _score(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         units, cfg = self._units, self.config
-        lex = pair_scores([units[r].key for r in a.tolist()], [units[r].key for r in b.tolist()], cfg)
+        if cfg.learned and len(a) < 64:  # a few pairs (clustering lookups): no thread pool per call
+            lex = np.array([score_keys(units[x].key, units[y].key, cfg) for x, y in zip(a.tolist(), b.tolist())],
+                           np.float32)
+        else:
+            lex = pair_scores([units[r].key for r in a.tolist()], [units[r].key for r in b.tolist()], cfg)
         if not cfg.learned:
             return lex
         cos = np.einsum("ij,ij->i", self._E[a], self._E[b])
