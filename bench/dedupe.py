@@ -606,7 +606,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=20_000)
     ap.add_argument("--incremental", type=int, default=1000)
     ap.add_argument("--sample-max-block", type=int, default=1000,
-                    help="leave blocks larger than this out of the exhaustive sample (learned scorer: every pair is scored)")
+                    help="blocks larger than this stay out of the exhaustive sample (the learned "
+                         "reference scores every pair)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--profile", action="store_true", help="cProfile of the full build to stderr")
     args = ap.parse_args(argv)

@@ -26,8 +26,8 @@ Shapes:
 
 The score (0..100) is ``rapidfuzz.fuzz.token_sort_ratio`` (:data:`SCORER`) over :attr:`Analyzed.key`:
 the statement's content words -- stop words and negation cues dropped, identifiers kept whole and
-lower-cased, other words through the Snowball stemmer (cut to 6 characters) and a small synonym table, opposite-predicate
-words reduced to their axis, numbers normalised (:func:`numbers`). Token *sort* rather than token
+lower-cased, other words through the Snowball stemmer (cut to 6 characters) and a small synonym
+table, opposite-predicate words reduced to their axis, numbers normalised (:func:`numbers`). Token *sort* rather than token
 *set*: a statement that only adds words to another ("OrderValidator calls RuleRegistry" /
 "RuleRegistry stores rules") does not score 100. An engine can score keys in bulk
 (``rapidfuzz.process.cdist(keys, keys, scorer=SCORER)``) and get the scores :func:`judge_analyzed`
