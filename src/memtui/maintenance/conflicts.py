@@ -15,15 +15,14 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
-
-import numpy as np
 
 from memtui.domain.statements import identifiers
 from memtui.similarity.candidates import knn_pairs
 from memtui.similarity.embed import embed
-from memtui.similarity.features import profile
+from memtui.similarity.features import prime, profile
 from memtui.similarity.scorer import conflict_verdicts
 from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transaction
 from memtui.review.lifecycle import record_note
@@ -76,7 +75,6 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
             if mid in memories:
                 paths[mid].add(path)
         known = {tuple(sorted((a, b))) for a, b in session.exec(select(MemoryConflict.memory_a, MemoryConflict.memory_b))}
-        profiles = {mid: profile(m.statement) for mid, m in memories.items()}
         ids_sorted = list(memories)
         row_of = {mid: i for i, mid in enumerate(ids_sorted)}
         E = embed([memories[mid].statement for mid in ids_sorted])
@@ -123,6 +121,9 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
         found: list[dict[str, Any]] = []
         todo = [(a, b) for a, b in sorted(pairs) if (a, b) not in known
                 and _modules_overlap(memories[a].module_path, memories[b].module_path)]
+        judged = sorted({m for p in todo for m in p})
+        prime([memories[m].statement for m in judged])
+        profiles = {m: profile(memories[m].statement) for m in judged}
         verdicts = conflict_verdicts([profiles[a] for a, _ in todo], [profiles[b] for _, b in todo],
                                      [float(E[row_of[a]] @ E[row_of[b]]) for a, b in todo],
                                      [p in anchored for p in todo])
