@@ -1,8 +1,9 @@
 """Interpretable pair features for the learned scorer (issue 10, item 2).
 
 :func:`profile` ``(text) -> Profile`` analyses a statement once (identifier keys, Snowball stems,
-numbers, negated clauses, antonym poles, exclusive-slot words, product names, word vectors); :func:`pair_features`
-``(pa, pb, cosine) -> float32 (len(FEATURES),)`` compares two profiles given their embedding cosine.
+numbers, negated clauses, antonym poles, exclusive-slot words, product names, word vectors);
+:func:`pair_features` ``(pa, pb, cosine) -> float32 (len(FEATURES),)`` compares two profiles given
+their embedding cosine.
 Every feature is a number in about ``[0, 1]``; :data:`FEATURES` names them, :data:`LABELS` says
 them in words for the "why" of a proposal, :data:`CONTRADICTIONS` are the ones a conflict needs.
 """
@@ -103,17 +104,15 @@ def prime(texts) -> None:
 
 
 FEATURES = (
-    "cosine", "token_set", "token_sort", "stem_jaccard", "shared_identifier", "differing_identifiers", "negation_asymmetry",
-    "numbers_differ", "number_one_side", "antonym", "exclusive_slot", "names_differ", "shared_name",
+    "cosine", "token_set", "token_sort", "stem_jaccard", "shared_identifier", "differing_identifiers",
+    "negation_asymmetry", "numbers_differ", "number_one_side", "antonym", "exclusive_slot", "names_differ", "shared_name",
     "length_ratio", "cosine_x_negation", "cosine_x_numbers", "cosine_x_antonym", "cosine_x_names",
     "cosine_x_identifiers", "align_mean", "align_min", "substitution", "unaligned", "cosine_over_60",
     "cosine_over_75", "align_x_substitution",
 )
 LABELS = {
     "cosine": "embedding cosine", "token_set": "token set ratio", "token_sort": "token sort ratio",
-"stem_jaccard": "shared word stems", "rule_score": "content-word score",
-    "rule_duplicate": "lexical rules say duplicate", "rule_conflict": "lexical rules say conflict",
-    "rule_difference": "material difference (identifier, negation or number)",
+    "stem_jaccard": "shared word stems",
     "shared_identifier": "shared identifier", "differing_identifiers": "differing identifiers",
     "negation_asymmetry": "negation on one side", "numbers_differ": "different numbers or versions",
     "number_one_side": "a number on one side only", "antonym": "opposite predicates",
@@ -121,7 +120,7 @@ LABELS = {
     "names_differ": "different tool or product names", "shared_name": "shared tool or product name",
     "length_ratio": "length ratio", "cosine_x_negation": "negation on one side of a close pair",
     "cosine_x_numbers": "different numbers in a close pair", "cosine_x_antonym": "opposite predicates in a close pair",
-    "cosine_x_names": "different names in a close pair", "cosine_x_rule_conflict": "lexical conflict in a close pair",
+    "cosine_x_names": "different names in a close pair",
     "cosine_x_identifiers": "different identifiers in a close pair",
     "align_mean": "word alignment (embedding)", "align_min": "worst-aligned word",
     "substitution": "one word swapped for an unrelated one", "unaligned": "share of words without a match",
