@@ -122,7 +122,7 @@ class DedupeIndex:
     def __init__(self, config: DedupeConfig | None = None, not_duplicates: Iterable[Iterable[str]] = (),
                  guard: Guard | None = None):
         cfg = config or DedupeConfig()
-        if cfg.learned and config is None or (cfg.learned and cfg.threshold == DEFAULT_THRESHOLD):
+        if cfg.learned and cfg.threshold == DEFAULT_THRESHOLD:  # the model's threshold, as a 0-100 score
             t = 100.0 * scorer_model().duplicate_threshold
             cfg = replace(cfg, threshold=t, cluster_floor=round(0.75 * t, 2))
         self.config = cfg

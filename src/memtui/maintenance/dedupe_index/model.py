@@ -101,8 +101,8 @@ class DedupeConfig:
     parallel_min_pairs: int = 4000
     learned: bool = True
     """Verify pairs with the learned scorer (:mod:`memtui.similarity.scorer`; the score is 100 x
-    P(duplicate), the thresholds the model's) and add embedding neighbours to the candidates; False:
-    the lexical score and guard above."""
+    P(duplicate); a ``threshold`` left at its default becomes the model's, ``cluster_floor`` 0.75 of
+    it) and add embedding neighbours to the candidates; False: the lexical score and guard above."""
     embed_top_n: int = 8
     """Embedding neighbours per unit (same block) added to the candidates."""
     embed_min_cosine: float = 0.55
