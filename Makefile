@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup bench clean
+.PHONY: demo test setup bench clean train-scorer
 
 $(STAMP): pyproject.toml constraints.txt
 	@command -v git >/dev/null || { echo "git is required"; exit 1; }
@@ -23,6 +23,10 @@ demo: $(STAMP)
 # Sets up and runs the whole suite (PostgreSQL at 127.0.0.1:5432; CI=true makes its absence a failure).
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# Retrains the pair scorer on the non-blind labelled pairs; writes src/memtui/similarity/scorer_model.json.
+train-scorer: $(STAMP)
+	$(BIN)/python -m memtui.similarity.train
 
 bench: $(STAMP)
 	@for b in bench/*.py; do [ -f "$$b" ] && $(BIN)/python "$$b"; done; true

@@ -31,7 +31,7 @@ from memtui.maintenance.dedupe_index import (
 
 SCOPE = "acme/order-service:src/main/java/com/acme/orders/validation"
 OTHER_SCOPE = "acme/order-service:src/main/java/com/acme/billing"
-CFG = DedupeConfig(processes=1)  # tests stay in-process; the worker path has its own test
+CFG = DedupeConfig(learned=False, processes=1)  # the lexical engine; in-process (the worker path has its own test)
 
 RULES = [
     "Rules are registered through RuleRegistry.",
@@ -344,10 +344,10 @@ def test_a_dense_block_gets_more_neighbours_than_top_n():
     texts = [f"{c} validates {n} payloads before saving them." for c in ("OrderValidator",) for n in NOUNS]
     variants = [t.replace("validates", v) for t in texts for v in ("validates", "checks", "always validates")]
     items = [item(f"m{i:02d}", t) for i, t in enumerate(variants + [v.lower() for v in variants])]
-    cfg = DedupeConfig(processes=1, top_n=2)
+    cfg = DedupeConfig(learned=False, processes=1, top_n=2)
     ours = {(a, b) for a, b, _ in build(items, cfg).verified_pairs()}
     assert ours == exhaustive_pairs(items, cfg)
-    capped = DedupeConfig(processes=1, top_n=2, max_top_n=2)  # no second round: pairs are lost
+    capped = DedupeConfig(learned=False, processes=1, top_n=2, max_top_n=2)  # no second round: pairs are lost
     assert len({(a, b) for a, b, _ in build(items, capped).verified_pairs()}) < len(ours)
 
 
@@ -398,8 +398,8 @@ def test_guard_pairs_in_worker_processes_equals_in_process():
 
 def test_worker_processes_give_the_same_index():
     items = corpus()
-    one = build(items, DedupeConfig(processes=1))
-    two = build(items, DedupeConfig(processes=2, parallel_min_pairs=1))
+    one = build(items, DedupeConfig(learned=False, processes=1))
+    two = build(items, DedupeConfig(learned=False, processes=2, parallel_min_pairs=1))
     assert one.clusters() == two.clusters()
 
 

@@ -191,7 +191,8 @@ def test_scope_parsing_and_errors(small):
 
 def test_terms_meet_across_word_forms():
     assert set(terms("add a validation rule")) == {"add", "valid", "rule"}
-    assert {"ruleregistry", "rule", "registry", "valid"} <= set(terms("Validates rules via RuleRegistry"))
+    # Snowball (memtui.similarity.text.stem): registry -> registri, validates -> valid
+    assert {"ruleregistri", "rule", "registri", "valid"} <= set(terms("Validates rules via RuleRegistry"))
 
 
 # ---- property: recall never returns an ineligible memory ----------------------------------------

@@ -32,6 +32,7 @@ from memtui.clock import iso, new_event_id, utcnow
 from memtui.domain.invariants import Actor
 from memtui.domain.quality import _IDENTIFIER, eligibility, quality, quality_input
 from memtui.review.views import EvidenceView
+from memtui.similarity.text import stem
 from memtui.store.models import Evidence, HarmEvent, Memory, Repository, Revalidation, UsageEvent
 from memtui.text import visible
 
@@ -250,22 +251,15 @@ def _stop_words() -> frozenset[str]:
 
 
 def _stem(w: str) -> str:
-    """A light suffix stripper so rule/rules and validate/validation/validates meet."""
+    """The shared Snowball stemmer (:func:`memtui.similarity.text.stem`), numbers and short words kept."""
     if len(w) <= 3 or w.isdigit():
         return w
-    if w.endswith("ies"):
-        w = w[:-3] + "y"
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    for suffix in ("ational", "ation", "ating", "ated", "ate", "ing", "ed"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            return w[: -len(suffix)]
-    return w
+    return stem(w)
 
 
 def terms(text: str, stop: frozenset[str] | None = None) -> list[str]:
     """The index terms of ``text``: lower-cased words, code identifiers split into their parts
-    (``RuleRegistry`` gives ``ruleregistry``, ``rule``, ``registry``), stop words dropped, lightly stemmed."""
+    (``RuleRegistry`` gives ``ruleregistry``, ``rule``, ``registry``), stop words dropped, stemmed."""
     stop = stop if stop is not None else _stop_words()
     out: list[str] = []
     for raw in _WORD.findall(text):

@@ -26,8 +26,8 @@ Shapes:
 
 The score (0..100) is ``rapidfuzz.fuzz.token_sort_ratio`` (:data:`SCORER`) over :attr:`Analyzed.key`:
 the statement's content words -- stop words and negation cues dropped, identifiers kept whole and
-lower-cased, other words through a light stemmer and a small synonym table, opposite-predicate
-words reduced to their axis, numbers normalised (:func:`numbers`). Token *sort* rather than token
+lower-cased, other words through the Snowball stemmer (cut to 6 characters) and a small synonym
+table, opposite-predicate words reduced to their axis, numbers normalised (:func:`numbers`). Token *sort* rather than token
 *set*: a statement that only adds words to another ("OrderValidator calls RuleRegistry" /
 "RuleRegistry stores rules") does not score 100. An engine can score keys in bulk
 (``rapidfuzz.process.cdist(keys, keys, scorer=SCORER)``) and get the scores :func:`judge_analyzed`
@@ -48,6 +48,8 @@ from difflib import SequenceMatcher
 
 from rapidfuzz import fuzz
 
+from memtui.similarity.text import fingerprint, normalize, stem  # noqa: F401  (fingerprint re-exported)
+
 #: The similarity function behind every score: token-sort ratio over the content keys (0..100).
 SCORER = fuzz.token_sort_ratio
 #: At or above this score, a pair with no material difference is a duplicate.
@@ -64,23 +66,7 @@ NUMBER_CONFLICT_THRESHOLD = 80.0
 # ---------------------------------------------------------------------------------------------
 # normalisation keys
 
-_PUNCT = re.compile(r"[^\w\s]+")
-_WS = re.compile(r"\s+")
-
-
-def normalize(text: str) -> str:
-    """Exact-duplicate key: NFKC, casefolded, punctuation and backticks replaced by spaces,
-    whitespace collapsed. ``"Rules are registered through `RuleRegistry`."`` ->
-    ``"rules are registered through ruleregistry"``."""
-    t = unicodedata.normalize("NFKC", text or "").casefold()
-    t = _PUNCT.sub(" ", t)
-    return _WS.sub(" ", t).strip()
-
-
-def fingerprint(text: str) -> str:
-    """OpenRefine fingerprint key: the :func:`normalize` tokens, deduplicated, sorted, joined by one
-    space. ``"RuleRegistry registers rules, rules!"`` -> ``"registers ruleregistry rules"``."""
-    return " ".join(sorted(set(normalize(text).split())))
+# :func:`normalize` and :func:`fingerprint` live in memtui.similarity.text (issue 10, item 8)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -325,28 +311,9 @@ _EDGE_PUNCT = "\"'([{<*_,;:!?)]}>."
 
 
 def _raw_stem(word: str) -> str:
-    """A light, deterministic stemmer: strips inflection (-s, -es, -ed, -ing, -ies) and a final -e,
-    undoubles a final consonant, then truncates to 6 characters (validate / validation / validated
-    -> ``valida``)."""
-    w = word
-    if len(w) > 4:
-        if w.endswith("ies"):
-            w = w[:-3] + "y"
-        elif w.endswith("ing") and len(w) > 5:
-            w = w[:-3]
-        elif w.endswith("ed") and len(w) > 4:
-            w = w[:-2]
-        elif w.endswith("es") and w[-3] in "sxzh":
-            w = w[:-2]
-        elif w.endswith("s") and not w.endswith("ss") and not w.endswith("us"):
-            w = w[:-1]
-    elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        w = w[:-1]
-    if len(w) > 3 and w.endswith("e"):
-        w = w[:-1]
-    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
-        w = w[:-1]
-    return w[:6]
+    """The shared Snowball stemmer (:func:`memtui.similarity.text.stem`) truncated to 6 characters
+    (validate / validation / validated -> ``valid``)."""
+    return stem(word)[:6]
 
 
 _STEM_SYNONYMS: dict[str, str] = {}

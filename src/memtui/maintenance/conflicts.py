@@ -2,8 +2,9 @@
 record, and both memories excluded from default recall while it is open.
 
 Candidate pairs come from an inverted index on the code identifiers a statement names and the
-evidence paths it rests on, within one (tenant, repository) and overlapping module paths; each
-pair is judged by :func:`memtui.domain.statements.conflict_reason_analyzed`. A pair that has a
+evidence paths it rests on, and from embedding nearest neighbours (at most ``SEMANTIC_TOP_N`` a
+memory, issue 10 item 4), within one (tenant, repository) and overlapping module paths; each pair is
+judged by :func:`memtui.similarity.scorer.conflict_verdicts`. A pair that has a
 conflict record already (open, resolved, or judged not a conflict) is never reopened.
 """
 
@@ -14,10 +15,15 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from memtui.domain.statements import analyze, conflict_reason_analyzed
+from memtui.domain.statements import identifiers
+from memtui.similarity.candidates import knn_pairs
+from memtui.similarity.embed import embed
+from memtui.similarity.features import prime, profile
+from memtui.similarity.scorer import conflict_verdicts
 from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transaction
 from memtui.review.lifecycle import record_note
 from memtui.review.lifecycle import RETIRED_STATES, close_conflicts_of_retired
@@ -26,6 +32,9 @@ from memtui.store.models import Evidence, Memory, MemoryConflict
 CONSIDERED_STATES = ("candidate", "approved", "active", "needs_review", "challenged")
 #: An anchor shared by more memories than this says nothing about a subject (a hub); it forms no pairs.
 MAX_ANCHOR_FANOUT = 200
+#: Embedding neighbours per memory compared for conflicts, and the cosine they need.
+SEMANTIC_TOP_N = 8
+SEMANTIC_MIN_COSINE = 0.5
 
 
 def conflict_id_for(a: str, b: str) -> str:
@@ -66,11 +75,13 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
             if mid in memories:
                 paths[mid].add(path)
         known = {tuple(sorted((a, b))) for a, b in session.exec(select(MemoryConflict.memory_a, MemoryConflict.memory_b))}
-        analyzed = {mid: analyze(m.statement) for mid, m in memories.items()}
+        ids_sorted = list(memories)
+        row_of = {mid: i for i, mid in enumerate(ids_sorted)}
+        E = embed([memories[mid].statement for mid in ids_sorted])
         index: dict[tuple, list[str]] = defaultdict(list)
         for mid, m in memories.items():
             scope = (m.tenant_id, m.repository_id)
-            for ident in analyzed[mid].identifiers:
+            for ident in identifiers(m.statement):
                 index[scope + ("id", ident.casefold())].append(mid)
             for p in paths[mid]:
                 index[scope + ("path", p)].append(mid)
@@ -86,6 +97,16 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
                 for b in ids[i + 1:]:
                     if a not in logs or logs[a] != logs.get(b):
                         pairs.add((a, b))
+        scope_ids: dict[tuple, int] = {}
+        blocks = np.array([scope_ids.setdefault((memories[mid].tenant_id, memories[mid].repository_id), len(scope_ids))
+                           for mid in ids_sorted], np.int64)
+        rows = np.arange(len(ids_sorted), dtype=np.int64)
+        anchored = set(pairs)
+        sa, sb, _ = knn_pairs(E, rows, rows, blocks, SEMANTIC_TOP_N, SEMANTIC_MIN_COSINE)
+        for i, j in zip(sa.tolist(), sb.tolist()):
+            a, b = sorted((ids_sorted[i], ids_sorted[j]))
+            if a not in logs or logs[a] != logs.get(b):
+                pairs.add((a, b))
         result.selected = len(memories)
         # conflicts of a memory that has left use since (invalidated, superseded, ...) are over
         closed = 0
@@ -98,13 +119,16 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
                                                                  job_id=result.job_id))
                     break
         found: list[dict[str, Any]] = []
-        for a, b in sorted(pairs):
-            if (a, b) in known:
-                continue
+        todo = [(a, b) for a, b in sorted(pairs) if (a, b) not in known
+                and _modules_overlap(memories[a].module_path, memories[b].module_path)]
+        judged = sorted({m for p in todo for m in p})
+        prime([memories[m].statement for m in judged])
+        profiles = {m: profile(memories[m].statement) for m in judged}
+        verdicts = conflict_verdicts([profiles[a] for a, _ in todo], [profiles[b] for _, b in todo],
+                                     [float(E[row_of[a]] @ E[row_of[b]]) for a, b in todo],
+                                     [p in anchored for p in todo])
+        for (a, b), verdict in zip(todo, verdicts):
             ma, mb = memories[a], memories[b]
-            if not _modules_overlap(ma.module_path, mb.module_path):
-                continue
-            verdict = conflict_reason_analyzed(analyzed[a], analyzed[b])
             if verdict is None:
                 continue
             severity, reason = verdict

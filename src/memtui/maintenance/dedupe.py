@@ -1,8 +1,8 @@
 """The dedupe job (issue 4; seed 000 §11): near-duplicate clusters within one scope and type.
 
-Detection is :class:`memtui.maintenance.dedupe_index.DedupeIndex` (exact, fingerprint, TF-IDF
-top-n candidates verified with rapidfuzz, no chaining, guards against identifier, negation and
-number differences). This job feeds it the memories of the store, remembers the pairs reviewers
+Detection is :class:`memtui.maintenance.dedupe_index.DedupeIndex` (exact, fingerprint, TF-IDF and
+WordLlama-embedding neighbours verified by the learned pair scorer of :mod:`memtui.similarity.scorer`,
+no chaining). This job feeds it the memories of the store, remembers the pairs reviewers
 marked "not duplicates", and records proposed clusters; a cluster already decided (merged or
 dismissed) is never proposed again, an open one no longer found becomes ``stale``.
 """

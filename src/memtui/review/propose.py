@@ -28,7 +28,7 @@ from memtui.clock import utcnow
 from memtui.domain.invariants import Actor, InvariantViolation, check_scope
 from memtui.domain.scopes import Scope
 from memtui.domain.states import FailureClass
-from memtui.domain.statements import normalize
+from memtui.similarity.text import normalize
 from memtui.store.models import Evidence, Memory
 
 #: States whose memory a proposal is compared with: in use, waiting, or already turned down
@@ -108,20 +108,22 @@ def similar_memories(session: Session, statement: str, scope: Scope, *, viewer: 
     duplicates before conflicts; at most ``limit``. Only memory ``viewer`` may see, never blocked
     memory, never ``exclude`` (the proposal itself).
 
-    The one place a proposal meets the pair scorer (re-point it here): a pre-filter keeps the
-    :data:`_SHORTLIST` stored statements closest by the dedupe score (the mean of rapidfuzz token
-    sort and token set ratios over :func:`match_key`, in bulk:
-    :func:`memtui.maintenance.dedupe_index.pair_scores`); each is then judged
-    by :func:`memtui.domain.statements.judge_pair` (a conflict: negation, opposite predicate, other
-    object or number) and is a duplicate when the judgement says so, or when the dedupe score
-    reaches :data:`memtui.maintenance.dedupe_index.DEFAULT_THRESHOLD` with no material difference --
-    the rules ``memtui maintain`` applies to stored pairs.
+    The one place a proposal meets the pair scorer: a pre-filter keeps the :data:`_SHORTLIST` stored
+    statements closest by the larger of the lexical dedupe score
+    (:func:`memtui.maintenance.dedupe_index.pair_scores`) and 100 x the embedding cosine
+    (:func:`memtui.similarity.embed.embed`); each is then judged by the learned scorer the dedupe and
+    conflict jobs use (:func:`memtui.similarity.scorer.judge_profiles` and
+    :func:`~memtui.similarity.scorer.conflict_verdicts`, the lexical conflict rules for a pair that
+    shares an identifier); the score is 100 x P(duplicate) or P(conflict).
     """
     import numpy as np
 
-    from memtui.domain.statements import judge_pair, material_difference
     from memtui.governance.visibility import restrict
-    from memtui.maintenance.dedupe_index import DEFAULT_THRESHOLD, match_key, pair_scores
+    from memtui.maintenance.dedupe_index import pair_scores
+    from memtui.similarity.embed import embed
+    from memtui.similarity.features import profile
+    from memtui.similarity.scorer import conflict_verdicts, judge_profiles
+    from memtui.similarity.text import match_key
 
     if scope.tenant is None:
         return []
@@ -134,18 +136,23 @@ def similar_memories(session: Session, statement: str, scope: Scope, *, viewer: 
         return []
     key = match_key(statement)
     keys = [match_key(r[1]) for r in rows]
-    scores = pair_scores([key] * len(keys), keys)  # the dedupe scorer in bulk (exact from its threshold up)
+    E = embed([statement, *(r[1] for r in rows)])
+    cos = E[1:] @ E[0]
+    scores = np.maximum(pair_scores([key] * len(keys), keys), 100.0 * cos)
     shortlist = [int(i) for i in np.argsort(-scores, kind="stable")[:_SHORTLIST] if scores[i] >= _SHORTLIST_FLOOR]
+    mine = profile(statement)
+    others = [profile(rows[i][1]) for i in shortlist]
+    cosines = [float(cos[i]) for i in shortlist]
+    verdicts = judge_profiles([mine] * len(others), others, cosines)
+    conflicts = conflict_verdicts([mine] * len(others), others, cosines,
+                                  [bool(mine.ids & o.ids) for o in others])
     found: list[SimilarMemory] = []
-    for i in shortlist:
-        dedupe_score = float(scores[i])
-        mid, text, _module, state = rows[i]
-        judged = judge_pair(statement, text)
-        if judged.kind == "conflict":
-            found.append(SimilarMemory(mid, "conflict", round(float(judged.score), 1), state))
-        elif judged.kind == "duplicate" or (dedupe_score >= DEFAULT_THRESHOLD
-                                             and material_difference(statement, text) is None):
-            found.append(SimilarMemory(mid, "duplicate", round(float(max(judged.score, dedupe_score)), 1), state))
+    for i, v, c in zip(shortlist, verdicts, conflicts):
+        mid, _text, _module, state = rows[i]
+        if c is not None:
+            found.append(SimilarMemory(mid, "conflict", round(100.0 * v.p_conflict, 1), state))
+        elif v.kind == "duplicate":
+            found.append(SimilarMemory(mid, "duplicate", round(100.0 * v.p_duplicate, 1), state))
     found.sort(key=lambda s: (s.kind != "duplicate", -s.score, s.memory_id))
     return found[:limit]
 

@@ -1,0 +1,848 @@
+"""The incremental near-duplicate index (:mod:`memtui.maintenance.dedupe_index`)."""
+
+from __future__ import annotations
+
+import bisect
+import gc
+import hashlib
+import os
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from memtui.domain.statements import Analyzed, analyze, material_difference_analyzed, normalize
+from memtui.maintenance.dedupe_index.candidates import BlockedNeighbours, CharNgramTfidf, _unique_inverse
+from memtui.maintenance.dedupe_index.model import (DEFAULT_THRESHOLD, Cluster, DedupeConfig, DedupeItem, Guard,
+                                                  _no_guard, pair_key)
+from memtui.maintenance.dedupe_index.scoring import guard_pairs, pair_scores, score_keys
+from memtui.similarity.candidates import knn_pairs
+from memtui.similarity.embed import DIM, embed
+from memtui.similarity.features import Profile, prime, profile
+from memtui.similarity.scorer import duplicate_probabilities, judge_profiles
+from memtui.similarity.scorer import model as scorer_model
+from memtui.similarity.text import fingerprint_of_normalized, key_of_normalized
+
+
+# ----------------------------------------------------------------------------------------------------
+# The index
+# ----------------------------------------------------------------------------------------------------
+
+
+class _Unit:
+    """Items of one block with the same normalised text. ``rep`` / ``text``: the representative item and
+    its statement, the one the guard analyses -- always the item ranked first by :func:`_rep_rank`, so
+    ``add`` and ``remove`` keep the choice a full build would make."""
+
+    __slots__ = ("row", "block", "norm", "items", "rep", "text", "key", "fp", "fpk", "_an", "_prof")
+
+    def __init__(self, row: int, block: int, norm: str, item: DedupeItem):
+        self.row = row
+        self.block = block
+        self.norm = norm
+        self.items: list[str] = []
+        self.rep = item.memory_id
+        self.text = item.statement
+        self.key = key_of_normalized(norm)
+        self.fp = fingerprint_of_normalized(norm)
+        self.fpk = -1  # id of (block, fingerprint), set by the index
+        self._an: Analyzed | None = None
+        self._prof: Profile | None = None
+
+    @property
+    def profile(self) -> Profile:
+        if self._prof is None:
+            self._prof = profile(self.text)
+        return self._prof
+
+    @property
+    def analyzed(self) -> Analyzed:
+        if self._an is None:
+            self._an = analyze(self.text)
+        return self._an
+
+    @property
+    def first(self) -> str:
+        return self.items[0]
+
+
+class _ScoredPairs:
+    """Unordered unit pairs, each scored once (``score(a, b)`` on arrays), keyed ``min * N + max``."""
+
+    def __init__(self, n_rows: int, score: Callable[[np.ndarray, np.ndarray], np.ndarray]):
+        self.N = np.int64(n_rows + 1)
+        self.score = score
+        self.codes = np.zeros(0, np.int64)  # sorted
+        self.values = np.zeros(0, np.float32)
+
+    def scores(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Scores of the pairs ``(a[i], b[i])`` (order within a pair irrelevant), new ones computed."""
+        if not len(a):
+            return np.zeros(0, np.float32)
+        codes = np.minimum(a, b) * self.N + np.maximum(a, b)
+        uc, inv = _unique_inverse(codes)
+        if len(self.codes):
+            pos = np.minimum(np.searchsorted(self.codes, uc), len(self.codes) - 1)
+            new = uc[self.codes[pos] != uc]
+        else:
+            new = uc
+        if len(new):
+            vals = self.score(new // self.N, new % self.N)
+            codes_all = np.concatenate([self.codes, new])
+            order = np.argsort(codes_all, kind="stable")
+            self.codes, self.values = codes_all[order], np.concatenate([self.values, vals])[order]
+        return self.values[np.searchsorted(self.codes, uc)][inv]
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.stack([self.codes // self.N, self.codes % self.N], axis=1), self.values
+
+
+class DedupeIndex:
+    """Near-duplicate index over :class:`DedupeItem` rows (see the module docstring for the rule).
+
+    >>> idx = DedupeIndex(DedupeConfig(), not_duplicates=[frozenset({"m-1", "m-2"})])
+    >>> idx.build(items)                   # full build: vectorizer fitted, all pairs, all clusters
+    >>> idx.clusters()                     # list[Cluster], sorted
+    >>> idx.add(new_items)                 # incremental: returns new or changed clusters
+    >>> idx.remove(["m-17"])               # returns changed clusters; ``last_dropped`` the ids gone
+    >>> idx.mark_not_duplicates([frozenset({"m-3", "m-4"})])   # returns changed clusters
+    >>> idx.cluster_of("m-5"), idx.verified_pairs(), idx.stats
+
+    Not thread-safe: one caller at a time. ``stats`` holds sizes and per-phase wall and CPU seconds of
+    the last ``build`` (or ``add``).
+
+    ``guard(x, y) -> str | None`` gives the reason two analysed statements must not be merged
+    (default :func:`memtui.domain.statements.material_difference_analyzed`).
+    """
+
+    def __init__(self, config: DedupeConfig | None = None, not_duplicates: Iterable[Iterable[str]] = (),
+                 guard: Guard | None = None):
+        cfg = config or DedupeConfig()
+        if cfg.learned and cfg.threshold == DEFAULT_THRESHOLD:  # the model's threshold, as a 0-100 score
+            t = 100.0 * scorer_model().duplicate_threshold
+            cfg = replace(cfg, threshold=t, cluster_floor=round(0.75 * t, 2))
+        self.config = cfg
+        self.guard = guard or (_no_guard if cfg.learned else material_difference_analyzed)
+        self._not_dup: dict[str, set[str]] = defaultdict(set)
+        for pair in not_duplicates:
+            self._add_not_dup(pair)
+        self._reset()
+
+    # -- state ---------------------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self._items: dict[str, DedupeItem] = {}
+        self._item_unit: dict[str, int] = {}
+        self._units: dict[int, _Unit] = {}
+        self._unit_by_norm: dict[tuple[int, str], int] = {}
+        self._fp_ids: dict[tuple[int, str], int] = {}
+        self._units_by_fp: dict[int, set[int]] = defaultdict(set)
+        self._block_ids: dict[tuple[str, str], int] = {}
+        self._block_keys: list[tuple[str, str]] = []
+        self._block_units: dict[int, set[int]] = defaultdict(set)
+        self._vec: CharNgramTfidf | None = None
+        self._X: sp.csr_matrix | None = None
+        self._E: np.ndarray | None = None  # unit embeddings (learned scorer), one row per unit row
+        self._row_block = np.zeros(0, np.int64)  # block id of each row
+        self._row_fp = np.zeros(0, np.int64)  # (block, fingerprint) id of each row
+        self._admit = np.zeros(0, np.float32)  # cosine a newcomer needs to enter the row's neighbour list
+        self._next_row = 0
+        self._adj: dict[int, dict[int, float]] = defaultdict(dict)  # verified pairs (edges) -> score
+        self._rejected: dict[int, dict[int, str]] = defaultdict(dict)  # scored >= threshold, guard said no
+        self._pair_cache: dict[tuple[int, int], tuple[float, str | None | bool]] = {}
+        self._rep_changed: set[int] = set()
+        self._clusters: dict[str, Cluster] = {}
+        self._unit_cluster: dict[int, str] = {}
+        self.last_dropped: list[str] = []
+        """Cluster ids that ceased to exist in the last add/remove/mark call."""
+        self.rows_since_build = 0
+        """Units transformed by ``add`` with the vocabulary fitted at ``build``."""
+        self.stats: dict[str, float] = {}
+        """Sizes and phase timings (seconds) of the last ``build`` or ``add``."""
+
+    def _add_not_dup(self, pair: Iterable[str]) -> tuple[str, str] | None:
+        ids = sorted(set(pair))
+        if len(ids) != 2:
+            return None
+        a, b = ids
+        self._not_dup[a].add(b)
+        self._not_dup[b].add(a)
+        return a, b
+
+    def _block(self, item: DedupeItem) -> int:
+        key = (item.scope_key, item.type)
+        bid = self._block_ids.get(key)
+        if bid is None:
+            bid = self._block_ids[key] = len(self._block_keys)
+            self._block_keys.append(key)
+        return bid
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, memory_id: str) -> bool:
+        return memory_id in self._items
+
+    # -- public API ----------------------------------------------------------------------------------
+
+    def build(self, items: Iterable[DedupeItem]) -> list[Cluster]:
+        """Index ``items`` from scratch (fits the vectorizer) and return all clusters (sorted). A repeated
+        memory id keeps its last version."""
+        with _gc_paused():
+            return self._build(items)
+
+    def _build(self, items: Iterable[DedupeItem]) -> list[Cluster]:
+        self._reset()
+        clock = _PhaseClock()
+        items = _unique_items(items)
+        norms = {i.memory_id: normalize(i.statement) for i in items if not i.stale}
+        order = sorted(items, key=lambda i: (i.scope_key, i.type, norms.get(i.memory_id, ""), i.memory_id))
+        # units are created in this order, so the first item of a unit is its representative (_rep_rank)
+        k = 0
+        while k < len(order):
+            j = k + 1
+            head = order[k]
+            while j < len(order) and not head.stale and not order[j].stale and order[j].scope_key == head.scope_key \
+                    and order[j].type == head.type and norms[order[j].memory_id] == norms[head.memory_id]:
+                j += 1
+            if j - k > 1:
+                order[k:j] = sorted(order[k:j], key=_rep_rank)
+            k = j
+        self._insert(order, norms)
+        self._rep_changed = set()  # items were inserted best representative first
+        rows = np.arange(self._next_row, dtype=np.int64)  # units were created in sorted order: rows 0..n-1
+        units = [self._units[r] for r in range(self._next_row)]
+        cfg = self.config
+        clock.lap("prepare")
+        self._vec = CharNgramTfidf(cfg.ngram_range)  # the common-n-gram cap is applied per block
+        self._X = self._vec.fit_transform([u.key for u in units])
+        self._row_block = np.array([u.block for u in units], np.int64)
+        self._row_fp = np.array([u.fpk for u in units], np.int64)
+        self._admit = np.full(len(units), self.config.min_cosine, np.float32)
+        if cfg.learned:
+            self._E = embed([u.text for u in units]) if units else np.zeros((0, DIM), np.float32)
+            prime([u.text for u in units])
+            clock.lap("embed")
+        if not units:
+            self._vec = None  # nothing fitted: the next ``add`` builds
+        clock.lap("vectorize")
+        pairs, scores = self._candidates(rows, rows)
+        self._remember(pairs, scores)
+        clock.lap("candidates")
+        n_guard = self._verify_and_link(pairs, scores)
+        clock.lap("verify")
+        self._recluster(set(self._units))
+        clock.lap("cluster")
+        self.last_dropped = []
+        self.stats = {"items": len(self._items), "units": len(self._units), "blocks": len(self._block_keys),
+                      "features": int(self._X.shape[1]), "candidate_pairs": int(len(pairs)),
+                      "guarded_pairs": n_guard,
+                      "verified_unit_pairs": sum(len(v) for v in self._adj.values()) // 2,
+                      **clock.stats()}
+        return self.clusters()
+
+    def add(self, new_items: Iterable[DedupeItem]) -> list[Cluster]:
+        """Check ``new_items`` against the index without a rebuild; return the new or changed clusters
+        (sorted). An item whose id is already indexed replaces the old version. On an index never built
+        (or built from nothing comparable) this builds."""
+        with _gc_paused():
+            return self._add(new_items)
+
+    def _add(self, new_items: Iterable[DedupeItem]) -> list[Cluster]:
+        new_items = _unique_items(new_items)
+        if self._vec is None:
+            before = set(self._clusters)
+            self._build([*self._items.values(), *new_items])
+            return [c for c in self.clusters() if c.cluster_id not in before]
+        t0 = time.perf_counter()
+        affected: set[int] = set()
+        replaced = [i.memory_id for i in new_items if i.memory_id in self._items]
+        if replaced:
+            affected |= self._detach(replaced)
+        first_new = self._next_row
+        self._insert(new_items, {i.memory_id: normalize(i.statement) for i in new_items if not i.stale})
+        affected |= {self._item_unit[i.memory_id] for i in new_items if i.memory_id in self._item_unit}
+        fresh = np.arange(first_new, self._next_row, dtype=np.int64)
+        if len(fresh):
+            Xn = self._vec.transform([self._units[r].key for r in fresh.tolist()])
+            self.rows_since_build += len(fresh)
+            self._X = sp.vstack([self._X, Xn], format="csr")
+            self._row_block = np.concatenate([self._row_block, [self._units[r].block for r in fresh.tolist()]])
+            self._row_fp = np.concatenate([self._row_fp, [self._units[r].fpk for r in fresh.tolist()]])
+            self._admit = np.concatenate([self._admit, np.full(len(fresh), self.config.min_cosine, np.float32)])
+            if self.config.learned:
+                self._E = np.concatenate([self._E, embed([self._units[r].text for r in fresh.tolist()])])
+        again, touched = self._requery()
+        affected |= touched
+        n_pairs, n_guard = self._link(np.array(sorted(set(fresh.tolist()) | again), np.int64))
+        changed, dropped = self._recluster(affected)
+        self.last_dropped = dropped
+        self.stats = {"items": len(new_items), "new_units": int(len(fresh)), "candidate_pairs": int(n_pairs),
+                      "guarded_pairs": n_guard, "seconds": round(time.perf_counter() - t0, 3)}
+        return changed
+
+    def remove(self, memory_ids: Iterable[str]) -> list[Cluster]:
+        """Forget ``memory_ids`` (unknown ids are ignored); return the clusters that changed and still
+        exist (sorted). ``last_dropped`` lists the cluster ids that no longer exist."""
+        with _gc_paused():
+            ids = [m for m in dict.fromkeys(memory_ids) if m in self._items]
+            affected = self._detach(ids)
+            again, touched = self._requery()
+            self._link(np.array(sorted(again), np.int64))
+            changed, dropped = self._recluster(affected | touched)
+        self.last_dropped = dropped
+        return changed
+
+    def mark_not_duplicates(self, pairs: Iterable[Iterable[str]]) -> list[Cluster]:
+        """Remember reviewer decisions; the pairs are never proposed again. Returns changed clusters."""
+        affected: set[int] = set()
+        for pair in pairs:
+            ab = self._add_not_dup(pair)
+            if ab is None:
+                continue
+            ua, ub = self._item_unit.get(ab[0]), self._item_unit.get(ab[1])
+            if ua is None or ub is None:
+                continue
+            affected |= {ua, ub}
+            if ua != ub:
+                self._adj[ua].pop(ub, None)
+                self._adj[ub].pop(ua, None)
+            self._pair_cache.pop((min(ua, ub), max(ua, ub)), None)
+        changed, dropped = self._recluster(affected)
+        self.last_dropped = dropped
+        return changed
+
+    def clusters(self) -> list[Cluster]:
+        """Every current cluster, sorted by (scope_key, type, members)."""
+        return sorted(self._clusters.values(), key=lambda c: (c.scope_key, c.type, c.members))
+
+    def cluster_of(self, memory_id: str) -> Cluster | None:
+        u = self._item_unit.get(memory_id)
+        cid = self._unit_cluster.get(u) if u is not None else None
+        return self._clusters.get(cid) if cid else None
+
+    def verified_pairs(self) -> list[tuple[str, str, float]]:
+        """Every verified duplicate pair at item level, ``(a, b, score)`` with ``a < b``, sorted: items of
+        one unit (score 100) and the items of two units linked by a verified pair. Pairs are not clusters:
+        clustering may keep a verified pair apart to avoid chaining."""
+        out: list[tuple[str, str, float]] = []
+        for u in self._units.values():
+            its = u.items
+            for i in range(len(its)):
+                for j in range(i + 1, len(its)):
+                    if its[j] not in self._not_dup.get(its[i], ()):
+                        out.append((its[i], its[j], 100.0))
+        for u, nbrs in self._adj.items():
+            for v, score in nbrs.items():
+                if u < v:
+                    for a in self._units[u].items:
+                        marked = self._not_dup.get(a, ())
+                        for b in self._units[v].items:
+                            if b not in marked:
+                                out.append((*pair_key(a, b), round(score, 2)))
+        out.sort()
+        return out
+
+    # -- insertion / removal ---------------------------------------------------------------------------
+
+    def _insert(self, items: Sequence[DedupeItem], norms: dict[str, str]) -> None:
+        """Record items; stale ones are stored but get no unit. New units get consecutive row ids."""
+        for it in items:
+            self._items[it.memory_id] = it
+            if it.stale:
+                continue
+            block = self._block(it)
+            norm = norms[it.memory_id]
+            k = (block, norm)
+            row = self._unit_by_norm.get(k)
+            if row is None:
+                row = self._next_row
+                self._next_row += 1
+                unit = self._units[row] = _Unit(row, block, norm, it)
+                self._unit_by_norm[k] = row
+                unit.fpk = self._fp_ids.setdefault((block, unit.fp), len(self._fp_ids))
+                self._units_by_fp[unit.fpk].add(row)
+                self._block_units[block].add(row)
+            unit = self._units[row]
+            if unit.items and _rep_rank(it) < _rep_rank(self._items[unit.rep]):
+                self._set_rep(unit, it)
+            bisect.insort(unit.items, it.memory_id)
+            self._item_unit[it.memory_id] = row
+
+    def _set_rep(self, unit: _Unit, item: DedupeItem) -> None:
+        """A better representative: its guard results must be recomputed (:meth:`_requery`)."""
+        unit.rep, unit.text, unit._an, unit._prof = item.memory_id, item.statement, None, None
+        if self._E is not None and unit.row < len(self._E):
+            self._E[unit.row] = embed([item.statement])[0]
+        self._rep_changed.add(unit.row)
+
+    def _requery(self) -> tuple[set[int], set[int]]:
+        """Units whose representative changed lose their verified and refused pairs; returns (those
+        units, to be queried again, and the units whose clusters change)."""
+        rows = {r for r in self._rep_changed if r in self._units}
+        self._rep_changed = set()
+        affected = set(rows)
+        for r in rows:
+            for v in list(self._adj.get(r, {})):
+                affected.add(v)
+                self._adj[v].pop(r, None)
+            self._adj.pop(r, None)
+            for v in list(self._rejected.get(r, {})):
+                self._rejected[v].pop(r, None)
+            self._rejected.pop(r, None)
+        if rows:
+            self._pair_cache.clear()
+        return rows, affected
+
+    def _detach(self, ids: Sequence[str]) -> set[int]:
+        """Remove items; return the units (live or gone) whose clusters must be recomputed."""
+        affected: set[int] = set()
+        for m in ids:
+            self._items.pop(m, None)
+            row = self._item_unit.pop(m, None)
+            if row is None:
+                continue
+            unit = self._units[row]
+            unit.items.remove(m)
+            affected.add(row)
+            if unit.items:
+                if m == unit.rep:
+                    self._set_rep(unit, min((self._items[i] for i in unit.items), key=_rep_rank))
+                continue
+            # the unit is gone: its neighbours' clusters change
+            for v in list(self._adj.get(row, {})):
+                affected.add(v)
+                self._adj[v].pop(row, None)
+            self._adj.pop(row, None)
+            for v in list(self._rejected.get(row, {})):
+                self._rejected[v].pop(row, None)
+            self._rejected.pop(row, None)
+            del self._units[row]
+            del self._unit_by_norm[(unit.block, unit.norm)]
+            fp_set = self._units_by_fp[unit.fpk]
+            fp_set.discard(row)
+            if not fp_set:
+                del self._units_by_fp[unit.fpk]
+            self._block_units[unit.block].discard(row)
+        if ids:
+            self._pair_cache.clear()
+        return affected
+
+    # -- candidates and verification ---------------------------------------------------------------------
+
+    def _score(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        units, cfg = self._units, self.config
+        if cfg.learned and len(a) < 64:  # a few pairs (clustering lookups): no thread pool per call
+            lex = np.array([score_keys(units[x].key, units[y].key, cfg) for x, y in zip(a.tolist(), b.tolist())],
+                           np.float32)
+        else:
+            lex = pair_scores([units[r].key for r in a.tolist()], [units[r].key for r in b.tolist()], cfg)
+        if not cfg.learned:
+            return lex
+        cos = np.einsum("ij,ij->i", self._E[a], self._E[b])
+        out = np.zeros(len(a), np.float32)
+        live = np.flatnonzero((cos >= cfg.score_min_cosine) | (lex >= cfg.score_min_lexical))
+        if len(live):
+            out[live] = 100.0 * duplicate_probabilities([units[r].profile for r in a[live].tolist()],
+                                                        [units[r].profile for r in b[live].tolist()],
+                                                        cos[live].tolist())
+        return out
+
+    def verdict(self, u: int, v: int):
+        """The scorer's :class:`~memtui.similarity.scorer.Verdict` of two units (for explanations)."""
+        a, b = self._units[u], self._units[v]
+        return judge_profiles([a.profile], [b.profile], [float(self._E[u] @ self._E[v])])[0]
+
+    def _link(self, q_rows: np.ndarray) -> tuple[int, int]:
+        """Find, score and guard the pairs of the units ``q_rows`` against their blocks; returns
+        (candidate pairs, guarded pairs)."""
+        if not len(q_rows):
+            return 0, 0
+        blocks = {self._units[r].block for r in q_rows.tolist()}
+        ref = np.array(sorted(r for b in blocks for r in self._block_units[b]), np.int64)
+        pairs, scores = self._candidates(q_rows, ref)
+        self._remember(pairs, scores)
+        return len(pairs), self._verify_and_link(pairs, scores)
+
+    def _candidates(self, q_rows: np.ndarray, r_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Candidate unit pairs ``(m, 2)`` (``u < v``, unique, sorted) and their scores ``(m,)``:
+        fingerprint groups touching ``q_rows`` and TF-IDF neighbours of ``q_rows`` among ``r_rows``.
+        Each pair is scored once, however often it comes up."""
+        cfg = self.config
+        pool = _ScoredPairs(self._next_row, self._score)
+        # stage 2: fingerprint groups
+        q_set = set(q_rows.tolist())
+        fp_pairs: list[tuple[int, int]] = []
+        if len(q_set) == len(self._units):
+            groups = [g for g in self._units_by_fp.values() if len(g) > 1]
+        else:
+            groups = [g for g in (self._units_by_fp.get(k, ()) for k in {self._units[r].fpk for r in q_set})
+                      if len(g) > 1]
+        for group in groups:
+            group = sorted(group, key=lambda x: self._units[x].first)[: cfg.max_fingerprint_group]
+            for i in range(len(group)):
+                for j in range(i + 1, len(group)):
+                    if group[i] in q_set or group[j] in q_set:
+                        fp_pairs.append((group[i], group[j]))
+        if fp_pairs:
+            pool.scores(np.array([p[0] for p in fp_pairs], np.int64), np.array([p[1] for p in fp_pairs], np.int64))
+        # stage 3: TF-IDF neighbours, with more neighbours for units whose list is full of good pairs
+        if len(q_rows) and len(r_rows) and self._X is not None and self._X.shape[1]:
+            Q = self._X[q_rows]
+            only = None if len(q_rows) == len(r_rows) else (Q, self._row_block[q_rows])
+            ref = BlockedNeighbours(self._X[r_rows], self._row_block[r_rows], cfg.max_df, cfg.max_df_min_count, only)
+            rows, n = q_rows, cfg.top_n
+            while len(rows):
+                C = ref.query(self._X[rows], self._row_block[rows], n + 1, cfg.min_cosine, cfg.workers)
+                a, b = rows[C.row], r_rows[C.col]
+                keep = a != b
+                qi, a, b, cos = C.row[keep], a[keep], b[keep], C.data[keep]
+                s = pool.scores(a, b)
+                returned = np.bincount(qi, minlength=len(rows))
+                # a full list admits a newcomer only above its last cosine (see ``add``)
+                last = np.full(len(rows), np.inf, np.float32)
+                np.minimum.at(last, qi, cos)
+                self._admit[rows] = np.where(returned >= n, last, cfg.min_cosine)
+                if n >= cfg.max_top_n:
+                    break
+                passing = np.bincount(qi[s >= cfg.threshold], minlength=len(rows))
+                full = (returned >= n) & (passing >= cfg.expand_fraction * n)
+                rows, n = rows[full], min(n * 4, cfg.max_top_n)
+            if only is not None:
+                # the other direction: a new unit that would now enter an older unit's neighbour list (its
+                # cosine reaches that list's last one) -- what a full build would find from the older side
+                C = ref.query(Q, self._row_block[q_rows], cfg.max_top_n + 1, cfg.min_cosine, cfg.workers)
+                a, b = q_rows[C.row], r_rows[C.col]
+                older = ~np.isin(b, q_rows)
+                keep = older & (C.data >= self._admit[b] - 1e-6)
+                pool.scores(a[keep], b[keep])
+        if cfg.learned and self._E is not None and len(q_rows) and len(r_rows):
+            # semantic neighbours (issue 10, item 1): paraphrases that share few n-grams
+            rows, n = q_rows, cfg.embed_top_n
+            while len(rows):
+                a, b, _, got = knn_pairs(self._E, rows, r_rows, self._row_block, n, cfg.embed_min_cosine, True)
+                s = pool.scores(a, b)
+                if n >= cfg.max_top_n:
+                    break
+                # as for TF-IDF: a full list with at least half of it verified is asked again, 4x longer
+                hit = s >= cfg.threshold
+                passing = np.zeros(len(rows), np.int64)
+                row_pos = {int(r): i for i, r in enumerate(rows.tolist())}
+                for x, y in zip(a[hit].tolist(), b[hit].tolist()):
+                    for r in (x, y):
+                        k = row_pos.get(r)
+                        if k is not None:
+                            passing[k] += 1
+                full = (got >= n) & (passing >= cfg.expand_fraction * n)
+                rows, n = rows[full], min(n * 4, cfg.max_top_n)
+        return pool.result()
+
+    def _remember(self, pairs: np.ndarray, scores: np.ndarray) -> None:
+        """Learned scores are costly: keep every candidate pair's score for the clustering's lookups."""
+        if self.config.learned and len(pairs):
+            cache = self._pair_cache
+            for uv, s in zip(map(tuple, pairs.tolist()), scores.tolist()):
+                if uv not in cache:
+                    cache[uv] = (s, True)
+
+    def _cannot_link(self, u: _Unit, v: _Unit) -> bool:
+        nd = self._not_dup
+        if not nd:
+            return False
+        for a in u.items:
+            marked = nd.get(a)
+            if marked and any(b in marked for b in v.items):
+                return True
+        return False
+
+    def _verify_and_link(self, pairs: np.ndarray, scores: np.ndarray) -> int:
+        """Guard the candidate pairs that passed the score (or share a fingerprint) and store the verified
+        ones as edges, the refused ones in ``_rejected``. Returns how many pairs were guarded."""
+        if not len(pairs):
+            return 0
+        cfg, units = self.config, self._units
+        fp_equal = self._row_fp[pairs[:, 0]] == self._row_fp[pairs[:, 1]]
+        todo = []
+        for i in np.flatnonzero((scores >= cfg.threshold) | fp_equal).tolist():
+            u, v = units[int(pairs[i, 0])], units[int(pairs[i, 1])]
+            if not self._cannot_link(u, v):
+                todo.append((u, v, float(scores[i])))
+        if cfg.learned:  # the scorer weighed what the guard vetoes
+            for u, v, s in todo:
+                self._adj[u.row][v.row] = s
+                self._adj[v.row][u.row] = s
+            return len(todo)
+        rows = sorted({x.row for u, v, _ in todo for x in (u, v)})
+        pos = {r: k for k, r in enumerate(rows)}
+        analyses = [units[r]._an for r in rows]
+        reasons = guard_pairs([units[r].text for r in rows], [pos[u.row] for u, _, _ in todo],
+                              [pos[v.row] for _, v, _ in todo], self.guard, cfg.processes,
+                              cfg.parallel_min_pairs, analyses)
+        for r, an in zip(rows, analyses):
+            if an is not None:
+                units[r]._an = an
+        for (u, v, s), reason in zip(todo, reasons):
+            if reason is None:
+                self._adj[u.row][v.row] = s
+                self._adj[v.row][u.row] = s
+            else:
+                self._rejected[u.row][v.row] = reason
+                self._rejected[v.row][u.row] = reason
+        return len(todo)
+
+    def _pair(self, u: int, v: int) -> tuple[float, bool]:
+        """(score, fingerprints equal) of two units; the score from the edge when there is one."""
+        s = self._adj.get(u, {}).get(v)
+        a, b = self._units[u], self._units[v]
+        if s is None:
+            k = (u, v) if u < v else (v, u)
+            hit = self._pair_cache.get(k)
+            if hit is None:
+                sc = (float(self._score(np.array([u]), np.array([v]))[0]) if self.config.learned
+                      else score_keys(a.key, b.key, self.config))
+                hit = self._pair_cache[k] = (sc, True)
+            s = hit[0]
+        return s, a.fpk == b.fpk
+
+    def _guard_ok(self, u: int, v: int) -> bool:
+        """No guard reason and not marked "not duplicates" (cached; analyses units lazily)."""
+        if v in self._adj.get(u, {}):
+            return True
+        if v in self._rejected.get(u, {}):
+            return False
+        k = (u, v) if u < v else (v, u)
+        hit = self._pair_cache.get(k)
+        if hit is not None and hit[1] is not True:
+            return hit[1] is None
+        a, b = self._units[u], self._units[v]
+        if self._cannot_link(a, b):
+            reason = "marked not duplicates"
+        else:
+            reason = None if self.config.learned else self.guard(a.analyzed, b.analyzed)
+        s, _ = self._pair(u, v)
+        self._pair_cache[k] = (s, reason)
+        return reason is None
+
+    def _agrees(self, u: int, v: int) -> bool:
+        if v in self._adj.get(u, {}):  # an item joining a unit later may carry a "not duplicates" mark
+            return not self._cannot_link(self._units[u], self._units[v])
+        s, fp_equal = self._pair(u, v)
+        return (fp_equal or s >= self.config.cluster_floor) and self._guard_ok(u, v)
+
+    def _verified(self, u: int, v: int) -> bool:
+        if v in self._adj.get(u, {}):
+            return not self._cannot_link(self._units[u], self._units[v])
+        s, fp_equal = self._pair(u, v)
+        return (fp_equal or s >= self.config.threshold) and self._guard_ok(u, v)
+
+    # -- clustering -----------------------------------------------------------------------------------
+
+    def _components(self, seeds: set[int]) -> list[list[int]]:
+        seen: set[int] = set()
+        comps = []
+        for s in sorted(seeds):
+            if s in seen or s not in self._units:
+                continue
+            comp, stack = [], [s]
+            seen.add(s)
+            while stack:
+                x = stack.pop()
+                comp.append(x)
+                for y in self._adj.get(x, ()):
+                    if y not in seen:
+                        seen.add(y)
+                        stack.append(y)
+            comps.append(comp)
+        return comps
+
+    def _recluster(self, seeds: set[int]) -> tuple[list[Cluster], list[str]]:
+        """Recompute the clusters of the components containing ``seeds``; return (new or changed clusters,
+        ids of clusters that no longer exist)."""
+        comps = self._components(seeds)
+        old_ids = {self._unit_cluster[u] for u in seeds if u in self._unit_cluster}
+        old_ids |= {self._unit_cluster[u] for comp in comps for u in comp if u in self._unit_cluster}
+        old = {cid: self._clusters.pop(cid) for cid in old_ids if cid in self._clusters}
+        for c in old.values():
+            for m in c.members:
+                u = self._item_unit.get(m)
+                if u is not None and self._unit_cluster.get(u) == c.cluster_id:
+                    del self._unit_cluster[u]
+        for u in seeds:  # units that are gone
+            if u not in self._units:
+                self._unit_cluster.pop(u, None)
+        new: list[Cluster] = []
+        for comp in comps:
+            if len(comp) == 1 and len(self._units[comp[0]].items) < 2:
+                continue  # a lone statement: no cluster
+            for group in self._cluster_component(comp):
+                c = self._make_cluster(group)
+                if c is None:
+                    continue
+                self._clusters[c.cluster_id] = c
+                for u in group:
+                    self._unit_cluster[u] = c.cluster_id
+                new.append(c)
+        changed = sorted((c for c in new if old.get(c.cluster_id) != c), key=lambda c: (c.scope_key, c.type, c.members))
+        dropped = sorted(set(old) - {c.cluster_id for c in new})
+        return changed, dropped
+
+    def _cluster_component(self, comp: list[int]) -> list[list[int]]:
+        """Greedy complete-linkage over one component (see the module docstring). Deterministic: edges in
+        order of score (desc), then the units' smallest member ids -- never row ids, which depend on
+        insertion order."""
+        if len(comp) == 1:
+            return [comp]
+        cfg, units = self.config, self._units
+        first = {u: units[u].first for u in comp}
+        edges = sorted((-s, *sorted((first[u], first[v])), u, v)
+                       for u in comp for v, s in self._adj[u].items() if first[u] < first[v])
+        group_of: dict[int, list[int]] = {u: [u] for u in comp}
+        for _neg, _a, _b, u, v in edges:
+            gu, gv = group_of[u], group_of[v]
+            if gu is gv or len(gu) + len(gv) > cfg.max_cluster_units:
+                continue
+            if not all(self._agrees(a, b) for a in gu for b in gv):
+                continue
+            merged = gu + gv
+            if not any(self._is_centre(c, merged) for c in merged):
+                continue
+            for w in merged:
+                group_of[w] = merged
+        out, seen = [], set()
+        for g in group_of.values():
+            if id(g) not in seen:
+                seen.add(id(g))
+                out.append(g)
+        return out
+
+    def _is_centre(self, c: int, group: list[int]) -> bool:
+        return all(self._verified(c, m) for m in group if m != c)
+
+    def _make_cluster(self, group: list[int]) -> Cluster | None:
+        cfg = self.config
+        units = [self._units[u] for u in group]
+        item_unit: dict[str, int] = {m: u.row for u in units for m in u.items}
+        members = sorted(item_unit)
+        # exact duplicates a reviewer marked "not duplicates": drop the most-marked (then larger) id
+        nd = self._not_dup
+        while nd:
+            marks = {m: sum(1 for o in members if o in nd.get(m, ())) for m in members}
+            worst = max(members, key=lambda m: (marks[m], m))
+            if marks[worst] == 0:
+                break
+            members.remove(worst)
+        if len(members) < 2:
+            return None
+        present = sorted({item_unit[m] for m in members}, key=lambda u: self._units[u].first)
+
+        def score(a: str, b: str) -> float:
+            ua, ub = item_unit[a], item_unit[b]
+            return 100.0 if ua == ub else self._pair(ua, ub)[0]
+
+        centres = {u for u in present if self._is_centre(u, present)} or set(present)
+        n = len(members)
+        by_unit_mean: dict[int, float] = {}
+        for u in centres:
+            m0 = next(m for m in members if item_unit[m] == u)
+            by_unit_mean[u] = round(sum(score(m0, o) for o in members if o != m0) / (n - 1), 6)
+        candidates = [m for m in members if item_unit[m] in centres]
+        canonical = min(candidates, key=lambda m: (-by_unit_mean[item_unit[m]], -self._items[m].weight, m))
+        if n <= cfg.max_reported_pairs_members:
+            pairs = [(members[i], members[j]) for i in range(n) for j in range(i + 1, n)]
+        else:
+            pairs = [pair_key(canonical, m) for m in members if m != canonical]
+        scores = {pair_key(a, b): round(score(a, b), 2) for a, b in pairs}
+        unit_scores = [self._pair(present[i], present[j])[0]
+                       for i in range(len(present)) for j in range(i + 1, len(present))]
+        if len(present) < len(members):
+            unit_scores.append(100.0)
+        best, worst = round(max(unit_scores), 2), round(min(unit_scores), 2)
+        fps = {self._units[u].fp for u in present}
+        if len(present) == 1:
+            method = "exact"
+            explanation = f"{n} memories with the same normalised text."
+        elif len(fps) == 1:
+            method = "fingerprint"
+            explanation = (f"{n} memories with the same words ignoring case, punctuation and order "
+                           f"(score {worst:g}-{best:g}).")
+        elif cfg.learned:
+            method = "fuzzy"
+            c = item_unit[canonical]
+            other = max((u for u in present if u != c), key=lambda u: self._pair(c, u)[0])
+            explanation = (f"{n} memories; learned pair scorer P(duplicate) >= {cfg.threshold / 100:.2f} between "
+                           f"the canonical and every member (lowest {worst / 100:.2f}, highest {best / 100:.2f}); "
+                           f"why: {self.verdict(c, other).explain()}.")
+        else:
+            method = "fuzzy"
+            explanation = (f"{n} memories; content-word similarity (mean of token sort and token set ratio) "
+                           f">= {cfg.threshold:g} between the canonical and every member and >= "
+                           f"{cfg.cluster_floor:g} between any two (lowest {worst:g}, highest {best:g}); no "
+                           f"differing identifier, negation, number or opposite predicate.")
+        scope, typ = self._block_keys[units[0].block]
+        digest = hashlib.sha1("\x1f".join([scope, typ, *members]).encode("utf-8")).hexdigest()[:16]
+        return Cluster(cluster_id=f"dup-{digest}", scope_key=scope, type=typ, members=tuple(members),
+                       canonical=canonical, best_score=best, scores=scores, method=method,
+                       explanation=explanation, min_score=worst)
+
+
+# ----------------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------------
+
+
+def _rep_rank(item: DedupeItem) -> tuple[int, str]:
+    """Sort key choosing a unit's representative -- the text the guard analyses -- among items with the
+    same normalised text: the most capital letters (identifiers stay recognisable: "OrderValidator",
+    not "ordervalidator"), then the smallest memory id."""
+    return (-sum(1 for c in item.statement if c.isupper()), item.memory_id)
+
+
+class _PhaseClock:
+    """Wall and CPU seconds per phase. CPU is this process's (all its threads: the top-n product and
+    rapidfuzz run on ``workers`` threads) plus finished child processes' (the guard workers)."""
+
+    def __init__(self) -> None:
+        self.laps: list[tuple[str, float, float]] = []
+        self._wall, self._cpu = time.perf_counter(), self._cpu_now()
+
+    @staticmethod
+    def _cpu_now() -> float:
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    def lap(self, name: str) -> None:
+        wall, cpu = time.perf_counter(), self._cpu_now()
+        self.laps.append((name, wall - self._wall, cpu - self._cpu))
+        self._wall, self._cpu = wall, cpu
+
+    def stats(self) -> dict[str, float]:
+        out = {f"seconds_{n}": round(w, 3) for n, w, _ in self.laps}
+        out.update({f"cpu_seconds_{n}": round(c, 3) for n, _, c in self.laps})
+        return out
+
+
+@contextmanager
+def _gc_paused():
+    """Pause the cyclic garbage collector: building the index allocates hundreds of thousands of
+    long-lived objects, and the collector's full passes over them cost seconds at 100k statements.
+    Nothing here creates reference cycles."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _unique_items(items: Iterable[DedupeItem]) -> list[DedupeItem]:
+    """The items, the last one winning for a repeated memory id (input order otherwise kept)."""
+    by_id: dict[str, DedupeItem] = {}
+    for it in items:
+        by_id.pop(it.memory_id, None)
+        by_id[it.memory_id] = it
+    return list(by_id.values())

@@ -1,0 +1,183 @@
+"""Interpretable pair features for the learned scorer (issue 10, item 2).
+
+:func:`profile` ``(text) -> Profile`` analyses a statement once (identifier keys, Snowball stems,
+numbers, negated clauses, antonym poles, exclusive-slot words, product names, word vectors);
+:func:`pair_features` ``(pa, pb, cosine) -> float32 (len(FEATURES),)`` compares two profiles given
+their embedding cosine.
+Every feature is a number in about ``[0, 1]``; :data:`FEATURES` names them, :data:`LABELS` says
+them in words for the "why" of a proposal, :data:`CONTRADICTIONS` are the ones a conflict needs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from memtui.domain.statements import _POLAR as POLAR_WORDS
+from memtui.domain.statements import Analyzed, analyze, identifiers, negation_count, numbers
+from memtui.similarity.embed import word_vectors
+from memtui.similarity.text import identifier_key, joined_word_pairs, key_of_normalized, normalize, stem
+
+_EXCLUSIVE = re.compile(r"\b(only|always|never|replaced|replaces|deprecated|instead|exclusively|sole|solely|"
+                        r"no longer|default|must|mandatory|forbidden|required)\b", re.I)
+_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9+#-]*")
+_CAP = re.compile(r"(?<![\w.`/])([A-Z][a-zA-Z0-9+#]*[a-z0-9][a-zA-Z0-9+#]*)\b")
+_OPENERS = frozenset("""a an the this that these those it its all any each every some no never always only
+use using run add do don't dont make keep prefer avoid put set call write read new our we you when if
+before after once on in for to from with without by tests test code services service api every""".split())
+_STOP = frozenset("""a an the is are was were be been being to of in on at by for with via through from as and
+or that this these those it its into per each all any should must can will would may might do does did has
+have had shall we our you your they their i""".split())
+
+
+_CLAUSE = re.compile(r";|:\s|\.\s+|,\s*(?:but|while|whereas|and not|not)\b|\s+but\s+", re.I)
+_KEBAB = re.compile(r"\b[a-z0-9]+(?:-[a-z0-9]+)+\b")
+_DIGIT_WORD = re.compile(r"\b[A-Za-z]+\d[\w.]*\b")
+#: antonym poles by word (the lexical rules' table), without "on"/"off" (too common alone)
+_POLES = {w: ap for w, ap in POLAR_WORDS.items() if ap[0] != "power"}
+
+
+@dataclass
+class Profile:
+    """A statement analysed for pair features (about 0.1 ms): its identifier keys, stems, numbers,
+    negations (and the stems of its negated clauses when only some clauses are negated), antonym poles,
+    names and content-word vectors. :meth:`analyzed` gives the lexical rules' full analysis, lazily."""
+
+    text: str
+    normalized: str
+    key: str
+    ids: frozenset[str]
+    joined: frozenset[str]
+    stems: frozenset[str]
+    exclusive: bool
+    names: frozenset[str]
+    vecs: np.ndarray  # unit vectors of the distinct content words (word_vectors), (k, 256)
+    negations: int
+    negated_stems: frozenset[str] | None  # stems of the negated clauses; None: one clause or all negated
+    numbers: frozenset[str]
+    poles: frozenset[tuple[str, int]]
+    _an: Analyzed | None = None
+
+    def analyzed(self) -> Analyzed:
+        if self._an is None:
+            self._an = analyze(self.text)
+        return self._an
+
+
+def _stems(words) -> frozenset[str]:
+    return frozenset(stem(w) for w in words if w not in _STOP)
+
+
+def profile(text: str) -> Profile:
+    """Analyse one statement for :func:`pair_features`."""
+    text = text or ""
+    normalized = normalize(text)
+    ids = frozenset(k for k in (identifier_key(i) for i in identifiers(text)) if k)
+    words = [w.lower() for w in _WORDS.findall(text)]
+    names = {identifier_key(m.group(1)) for m in _CAP.finditer(text)}
+    first = _WORDS.match(text.strip().lstrip("`*\"'"))
+    if first and first.group(0)[0].isupper() and first.group(0).lower() not in _OPENERS:
+        names.add(first.group(0).lower())
+    names |= ids | {m.group(0) for m in _KEBAB.finditer(normalized)} | {
+        identifier_key(m.group(0)) for m in _DIGIT_WORD.finditer(text)}
+    negations = negation_count(text)
+    negated_stems = None
+    if negations:
+        clauses = [c for c in _CLAUSE.split(text) if c and c.strip()]
+        neg = [c for c in clauses if negation_count(c)]
+        if 0 < len(neg) < len(clauses):
+            negated_stems = _stems(w.lower() for c in neg for w in _WORDS.findall(c))
+    content = list(dict.fromkeys(w for w in words if w not in _STOP))
+    return Profile(text, normalized, key_of_normalized(normalized), ids, joined_word_pairs(normalized),
+                   _stems(words), bool(_EXCLUSIVE.search(text)), frozenset(n for n in names if n),
+                   word_vectors(content), negations, negated_stems, frozenset(numbers(text)),
+                   frozenset(_POLES[w] for w in words if w in _POLES))
+
+
+def prime(texts) -> None:
+    """Embed the content words of ``texts`` in one batch (:func:`word_vectors` memoises them), so that
+    :func:`profile` of many statements does not tokenize word by word."""
+    word_vectors([w for t in texts for w in {x.lower() for x in _WORDS.findall(t or "")} if w not in _STOP])
+
+
+FEATURES = (
+    "cosine", "token_set", "token_sort", "stem_jaccard", "shared_identifier", "differing_identifiers",
+    "negation_asymmetry", "numbers_differ", "number_one_side", "antonym", "exclusive_slot", "names_differ", "shared_name",
+    "length_ratio", "cosine_x_negation", "cosine_x_numbers", "cosine_x_antonym", "cosine_x_names",
+    "cosine_x_identifiers", "align_mean", "align_min", "substitution", "unaligned", "cosine_over_60",
+    "cosine_over_75", "align_x_substitution",
+)
+LABELS = {
+    "cosine": "embedding cosine", "token_set": "token set ratio", "token_sort": "token sort ratio",
+    "stem_jaccard": "shared word stems",
+    "shared_identifier": "shared identifier", "differing_identifiers": "differing identifiers",
+    "negation_asymmetry": "negation on one side", "numbers_differ": "different numbers or versions",
+    "number_one_side": "a number on one side only", "antonym": "opposite predicates",
+    "exclusive_slot": "exclusive wording (only, always, never, instead, replaced)",
+    "names_differ": "different tool or product names", "shared_name": "shared tool or product name",
+    "length_ratio": "length ratio", "cosine_x_negation": "negation on one side of a close pair",
+    "cosine_x_numbers": "different numbers in a close pair", "cosine_x_antonym": "opposite predicates in a close pair",
+    "cosine_x_names": "different names in a close pair",
+    "cosine_x_identifiers": "different identifiers in a close pair",
+    "align_mean": "word alignment (embedding)", "align_min": "worst-aligned word",
+    "substitution": "one word swapped for an unrelated one", "unaligned": "share of words without a match",
+    "cosine_over_60": "embedding cosine above 0.6", "cosine_over_75": "embedding cosine above 0.75",
+    "align_x_substitution": "word swap in an otherwise aligned pair",
+}
+ALIGNED = 0.6
+"""Word cosine from which a word has a match on the other side."""
+CONTRADICTIONS = ("substitution", "negation_asymmetry", "numbers_differ", "antonym", "names_differ",
+                  "differing_identifiers")
+#: A pair with one of these is never a duplicate (a different number, identifier, negation or pole).
+VETOES = ("numbers_differ", "differing_identifiers", "negation_asymmetry", "antonym")
+_IDX = {n: i for i, n in enumerate(FEATURES)}
+CONTRADICTION_INDEX = np.array([_IDX[n] for n in CONTRADICTIONS])
+VETO_INDEX = np.array([_IDX[n] for n in VETOES])
+
+
+def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
+    """The feature vector of one pair (float32, ``len(FEATURES)``)."""
+    shared_ids = (pa.ids & pb.ids) | (pa.ids & pb.joined) | (pb.ids & pa.joined)
+    only_a = pa.ids - shared_ids - pb.joined
+    only_b = pb.ids - shared_ids - pa.joined
+    differing = bool(only_a and only_b)
+    neg = (pa.negations > 0) != (pb.negations > 0)
+    if neg:  # a negated clause counts only when the other side is closer to it than to the rest
+        n, o = (pa, pb) if pa.negations else (pb, pa)
+        if n.negated_stems is not None:
+            neg = len(n.negated_stems & o.stems) > len((n.stems - n.negated_stems) & o.stems)
+    na, nb = pa.numbers, pb.numbers
+    numbers_differ = bool(na and nb and na != nb)
+    axes_a = {}
+    for axis, pole in pa.poles:
+        axes_a.setdefault(axis, set()).add(pole)
+    antonym = any(axis in axes_a and pole not in axes_a[axis] for axis, pole in pb.poles)
+    shared_names = pa.names & pb.names
+    # one name swapped for another (a slot filled differently), not two lists of names
+    names_differ = len(pa.names - pb.names - pb.joined) == 1 == len(pb.names - pa.names - pa.joined)
+    union = len(pa.stems | pb.stems)
+    la, lb = len(pa.text), len(pb.text)
+    cos = max(0.0, float(cosine))
+    if len(pa.vecs) and len(pb.vecs):
+        S = pa.vecs @ pb.vecs.T
+        ma, mb = S.max(axis=1), S.max(axis=0)
+        align = (float(ma.sum()) / len(ma) + float(mb.sum()) / len(mb)) / 2
+        worst = float(min(ma.min(), mb.min()))
+        ua, ub = int((ma < ALIGNED).sum()), int((mb < ALIGNED).sum())
+        unaligned = (ua + ub) / (len(ma) + len(mb))
+        substitution = bool(ua and ub and ua + ub <= 4)
+    else:
+        align = worst = unaligned = 0.0
+        substitution = False
+    f = (
+        cos, fuzz.token_set_ratio(pa.key, pb.key) / 100, fuzz.token_sort_ratio(pa.key, pb.key) / 100,
+        len(pa.stems & pb.stems) / union if union else 0.0,
+        bool(shared_ids), differing, neg, numbers_differ, bool(na) != bool(nb), antonym,
+        pa.exclusive or pb.exclusive, names_differ, bool(shared_names),
+        min(la, lb) / max(la, lb, 1), cos * neg, cos * numbers_differ, cos * antonym, cos * names_differ,
+        cos * differing, align, worst, substitution, unaligned, cos >= 0.6, cos >= 0.75, align * substitution,
+    )
+    return np.array(f, np.float32)

@@ -1,0 +1,156 @@
+"""The learned pair scorer (issue 10, item 2): one multinomial logistic regression over
+:data:`memtui.similarity.features.FEATURES`, classes duplicate / conflict / neither.
+
+The coefficients live in ``scorer_model.json`` next to this module, written by ``make train-scorer``
+(:mod:`memtui.similarity.train`, scikit-learn, trained on the non-blind labelled pairs only).
+:func:`decide` applies the model's thresholds: ``duplicate`` when P(duplicate) reaches
+``duplicate_threshold`` and no veto fires (:data:`~memtui.similarity.features.VETOES`); ``conflict`` when P(conflict) reaches ``conflict_threshold``, the embedding
+cosine reaches ``conflict_min_cosine`` and at least one contradiction feature fires
+(:data:`~memtui.similarity.features.CONTRADICTIONS`); otherwise ``neither``. :func:`why` names the
+features that pushed a pair towards its class most (coefficient x standardised value).
+
+:func:`judge` ``(a, b) -> Verdict`` is the entry point for one pair; :func:`judge_profiles` scores many
+pairs of profiles in one call (the jobs' path).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from memtui.similarity.features import CONTRADICTION_INDEX, FEATURES, VETO_INDEX, LABELS, Profile, pair_features, profile
+
+MODEL_PATH = Path(__file__).with_name("scorer_model.json")
+CLASSES = ("duplicate", "conflict", "neither")
+
+
+@dataclass(frozen=True)
+class Model:
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray  # (3, F), rows in CLASSES order
+    intercept: np.ndarray  # (3,)
+    duplicate_threshold: float
+    conflict_threshold: float
+    conflict_min_cosine: float
+
+
+@lru_cache(maxsize=1)
+def model() -> Model:
+    """The committed model; ValueError when its feature list differs from :data:`FEATURES`."""
+    d = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+    if tuple(d["features"]) != FEATURES:
+        raise ValueError(f"{MODEL_PATH}: features {d['features']} differ from the code's; run make train-scorer")
+    order = [d["classes"].index(c) for c in CLASSES]
+    return Model(np.array(d["mean"], np.float64), np.array(d["scale"], np.float64),
+                 np.array(d["coef"], np.float64)[order], np.array(d["intercept"], np.float64)[order],
+                 float(d["duplicate_threshold"]), float(d["conflict_threshold"]), float(d["conflict_min_cosine"]))
+
+
+def probabilities(X: np.ndarray, m: Model | None = None) -> np.ndarray:
+    """``(n, 3)`` class probabilities (CLASSES order) of feature rows ``X`` ``(n, F)``."""
+    m = m or model()
+    z = ((np.asarray(X, np.float64) - m.mean) / m.scale) @ m.coef.T + m.intercept
+    z -= z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def decide(X: np.ndarray, P: np.ndarray, m: Model | None = None) -> np.ndarray:
+    """Class index per row (0 duplicate, 1 conflict, 2 neither) under the model's thresholds."""
+    m = m or model()
+    X = np.asarray(X)
+    contradiction = (X[:, CONTRADICTION_INDEX] > 0).any(axis=1)
+    conflict = (P[:, 1] >= m.conflict_threshold) & contradiction & (X[:, 0] >= m.conflict_min_cosine)
+    vetoed = (X[:, VETO_INDEX] > 0).any(axis=1)
+    dup = (P[:, 0] >= m.duplicate_threshold) & ~vetoed & ~(conflict & (P[:, 1] > P[:, 0]))
+    return np.where(dup, 0, np.where(conflict, 1, 2))
+
+
+def why(x: np.ndarray, cls: int, top: int = 3, m: Model | None = None) -> list[tuple[str, float]]:
+    """The ``top`` features that pushed row ``x`` towards class ``cls`` rather than ``neither`` most:
+    ``[(feature name, contribution in log-odds)]``, strongest first, positive contributions only."""
+    m = m or model()
+    ref = 2 if cls != 2 else 0
+    contrib = (np.asarray(x, np.float64) - m.mean) / m.scale * (m.coef[cls] - m.coef[ref])
+    order = np.argsort(-contrib)
+    return [(FEATURES[i], round(float(contrib[i]), 2)) for i in order[:top] if contrib[i] > 0]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``kind`` duplicate / conflict / neither; ``p_duplicate`` / ``p_conflict`` in [0, 1];
+    ``why``: [(feature, contribution)], strongest first; ``features``: the raw feature row."""
+
+    kind: str
+    p_duplicate: float
+    p_conflict: float
+    why: tuple[tuple[str, float], ...]
+    features: tuple[float, ...]
+
+    def explain(self) -> str:
+        """The ``why`` in words, e.g. ``"embedding cosine 0.81 (+1.9), token set ratio 0.88 (+0.7)"``."""
+        vals = dict(zip(FEATURES, self.features))
+        return ", ".join(f"{LABELS[n]} {vals[n]:.2f} ({c:+.1f})" for n, c in self.why) or "no strong feature"
+
+
+def judge_profiles(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequence[float]) -> list[Verdict]:
+    """Verdicts of the pairs ``(pa[i], pb[i])`` whose embedding cosine is ``cosines[i]``."""
+    if not len(pa):
+        return []
+    X = np.stack([pair_features(a, b, c) for a, b, c in zip(pa, pb, cosines)])
+    m = model()
+    P = probabilities(X, m)
+    cls = decide(X, P, m)
+    return [Verdict(CLASSES[k], round(float(p[0]), 4), round(float(p[1]), 4), tuple(why(x, int(k), m=m)),
+                    tuple(float(v) for v in x)) for x, p, k in zip(X, P, cls)]
+
+
+def duplicate_probabilities(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequence[float]) -> np.ndarray:
+    """P(duplicate) of each pair as float32, 0 where :func:`decide` calls the pair a conflict or a veto
+    fires -- the dedupe index's score (x 100), without building :class:`Verdict` objects."""
+    if not len(pa):
+        return np.zeros(0, np.float32)
+    X = np.stack([pair_features(a, b, c) for a, b, c in zip(pa, pb, cosines)])
+    m = model()
+    P = probabilities(X, m)
+    out = np.where(decide(X, P, m) == 1, 0.0, P[:, 0])
+    out[(X[:, VETO_INDEX] > 0).any(axis=1)] = 0.0
+    return out.astype(np.float32)
+
+
+def judge(a: str, b: str) -> Verdict:
+    """:func:`judge_profiles` of one pair of texts (embeds both)."""
+    from memtui.similarity.embed import embed
+
+    E = embed([a, b])
+    return judge_profiles([profile(a)], [profile(b)], [float(E[0] @ E[1])])[0]
+
+
+def conflict_verdicts(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequence[float],
+                      anchored: Sequence[bool]) -> list[tuple[str, str] | None]:
+    """The conflict job's judgement of each pair: ``(severity, reason)`` or None.
+
+    A conflict when the learned scorer says so (severity the rule's when one fires too, else ``high``
+    from P(conflict) 0.9), or, for a pair
+    ``anchored`` by a shared identifier or evidence path, when the lexical rules
+    (:func:`memtui.domain.statements.conflict_reason_analyzed`) find one; the reason names the
+    strongest features or the rule."""
+    from memtui.domain.statements import conflict_reason_analyzed
+
+    out: list[tuple[str, str] | None] = []
+    for a, b, v, anchor in zip(pa, pb, judge_profiles(pa, pb, cosines), anchored):
+        rule = conflict_reason_analyzed(a.analyzed(), b.analyzed()) if anchor else None
+        if v.kind == "conflict":
+            severity = rule[0] if rule else "high" if v.p_conflict >= 0.9 else "medium"
+            out.append((severity, f"learned scorer P(conflict) {v.p_conflict:.2f}; why: {v.explain()}"
+                                  + (f"; lexical rule: {rule[1]}" if rule else "")))
+        else:
+            out.append((rule[0], f"{rule[1]} (lexical rule; learned scorer P(conflict) {v.p_conflict:.2f})")
+                       if rule else None)
+    return out
