@@ -478,7 +478,8 @@ def test_heading_word_names_a_folder_tried_after_the_root(tmp_path):
 def test_nested_bullets_tree_globs_and_diagram_names(tmp_path):
     """Bullets nested under ``- **hertzbeat-collector**: ...`` resolve in that folder; a tree entry
     ``*.md`` is a glob under the tree's root; class names in a text diagram (``RemoteMCPServerController``,
-    ``kagentReconciler``) are references when defined, nothing otherwise."""
+    ``kagentReconciler``) are references when defined; one defined nowhere beside two that are
+    (``MissingController``) is held as an example of the diagram, never checked."""
     root = tmp_path / "h"
     doc = ("# H\n\n- **hertzbeat-collector**: collectors\n  - `hertzbeat-collector-basic`: basics\n\n"
            "```\nbeads/\n├── cmd/         # CLI\n└── *.md         # Documentation\n```\n\n"
@@ -491,8 +492,9 @@ def test_nested_bullets_tree_globs_and_diagram_names(tmp_path):
                                           "path": "hertzbeat-collector/hertzbeat-collector-basic", "commit_sha": head}]
     assert refs_of(parsed, "Documentation") == [{"type": "glob", "ref": "mention", "target": "*.md", "path": "*.md",
                                                  "commit_sha": head}]
-    assert [(e["target"], e["path"], e["line_start"]) for e in refs_of(parsed, "RemoteMCP")] == [
-        ("RemoteMCPServerController", "go/c/c.go", 3), ("kagentReconciler", "go/c/c.go", 5)]
+    assert [(e["target"], e["path"], e.get("line_start"), e["ref"]) for e in refs_of(parsed, "RemoteMCP")] == [
+        ("RemoteMCPServerController", "go/c/c.go", 3, "mention"), ("kagentReconciler", "go/c/c.go", 5, "mention"),
+        ("MissingController", None, None, "example")]
 
 
 def test_mdc_links_from_the_root_and_paths_in_flags(tmp_path):

@@ -76,7 +76,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -473,6 +473,7 @@ def _tree_blocks(entries: list[_Entry], first: int, count: int, roots: set[str],
 
 
 _SHELL_FENCES = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session", "shellsession"})
+_DIAGRAM_FENCES = frozenset({"mermaid", "plantuml", "puml", "uml", "dot", "graphviz", "d2"})
 _PROMPT = re.compile(r"^\s*(?:\$|%|>)\s+")
 _COMMANDISH = re.compile(r"^(?:sudo\s+)?(?:\.{0,2}/)?[a-z0-9_][\w.+/-]*(?:\s|$)")
 
@@ -537,7 +538,7 @@ def _code_blocks(body: list[str], first: int, info: str, block, blocks: list[Blo
     tree) that names something (:func:`memtui.importers.refs.code_line_refs`; a text block's lines are
     read as prose): the line in a code span after the lead-in's or nearest heading's subject, its
     references illustrative (an example when they resolve nowhere). Other lines stay "code block"."""
-    prose = info in _TREE_FENCES
+    prose = info in _TREE_FENCES or info in _DIAGRAM_FENCES
     for k, raw in enumerate(body):
         n = first + k
         line = raw.rstrip("\n").rstrip("\r")
@@ -545,6 +546,8 @@ def _code_blocks(body: list[str], first: int, info: str, block, blocks: list[Blo
         if prose:
             for r in refs:
                 r.illustrative = True
+                if r.kind == "symbol" and not r.literal:  # a class in a diagram of classes
+                    r.group = f"fence:{first}"
         refs = [r for r in refs if not r.exact]
         if not refs:
             skip.append((n, "code block"))
@@ -1010,6 +1013,9 @@ class _MarkdownImport:
                     skipped += [(n, "index link (followed)") for n in span]
                     continue
             refs = block.refs if block.refs is not None else find_refs(raw_text)
+            if block.kind == "bullet" and refs and refs[0].exact and refs[0].start <= 1 and block.labels:
+                # "- `audit-logger` - ..." under "Key Crates (`crates/`):": one of a list of names
+                refs[0].group = f"list:{block.labels}:{block.dirs}:{block.indent}"
             if block.kind == "heading" and all(
                     r.kind == "path" and r.target.rstrip("/").rsplit("/", 1)[-1] == path.name
                     for r in refs if r.literal and not r.exact):
@@ -1118,20 +1124,14 @@ class _MarkdownImport:
         resolver = RefResolver(self.view.files(), self.ctx.head, self.view.definitions)
         resolver.prefetch(r for p in self.pending for r in p.refs)
         dropped: set[int] = set()
-        for p in self.pending:
-            heading = []
-            for d, explicit in p.dirs:  # a heading's folder: as written, or the one folder it names
-                hit = resolver.resolve_path(d, [p.file_dir, p.module_dir, ""], folder=True) if d else None
-                if hit is not None:
-                    heading.append(hit[0])
-                elif d and explicit:
-                    heading.append(d)
-            heading = tuple(dict.fromkeys(heading))
-            soft = resolver.heading_folders(p.headings, dict.fromkeys([p.file_dir, ""]))
-            where = Where(heading, p.file_dir, p.module_dir, p.own, soft)
+        wheres = [self._where(resolver, p) for p in self.pending]
+        held = self._groups_held(resolver, wheres)
+        for p, where in zip(self.pending, wheres):
             added: list[dict] = []
             seen: set[tuple] = set()
             for ref in p.refs:
+                if ref.group in held and not ref.literal:
+                    ref = replace(ref, literal=True)
                 for ev in resolver.evidence(ref, where):
                     key = (ev["type"], ev["path"], ev.get("symbol"), ev["ref"], ev.get("line_start"))
                     if key not in seen:
@@ -1145,6 +1145,32 @@ class _MarkdownImport:
         if dropped:
             self.out.items = [it for it in self.out.items if id(it) not in dropped]
             self.out.skipped.sort(key=lambda t: (t[0], t[1]))
+
+    @staticmethod
+    def _where(resolver: RefResolver, p: "_Pending") -> Where:
+        heading = []
+        for d, explicit in p.dirs:  # a heading's folder: as written, or the one folder it names
+            hit = resolver.resolve_path(d, [p.file_dir, p.module_dir, ""], folder=True) if d else None
+            if hit is not None:
+                heading.append(hit[0])
+            elif d and explicit:
+                heading.append(d)
+        heading = tuple(dict.fromkeys(heading))
+        soft = resolver.heading_folders(p.headings, dict.fromkeys([p.file_dir, ""]))
+        return Where(heading, p.file_dir, p.module_dir, p.own, soft)
+
+    def _groups_held(self, resolver: RefResolver, wheres: list[Where]) -> set[str]:
+        """The groups (a list of bare names, the classes of a diagram) whose entries are references
+        even where one resolves nowhere: at least two of them resolve, and at least half (so
+        ``audit-logger`` among 17 crates that exist is held, and reported as never existing)."""
+        seen: dict[str, list[int]] = {}
+        for p, where in zip(self.pending, wheres):
+            for ref in p.refs:
+                if ref.group is not None and not ref.literal:
+                    n = seen.setdefault(ref.group, [0, 0])
+                    n[0] += 1
+                    n[1] += bool(resolver.evidence(ref, where))
+        return {g for g, (total, hits) in seen.items() if hits >= 2 and hits * 2 >= total and hits < total}
 
 
 @dataclass

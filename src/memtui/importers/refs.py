@@ -82,9 +82,16 @@ _DOTTED_CLASS = re.compile(r"(?<![\w./@-])([A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za
 _CALL = re.compile(r"(?<![\w.$])((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]+|"
                    r"[a-z][a-z0-9]*[A-Z]\w*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+))\(\)")
 _TOKEN = re.compile(r"[^\s()\[\]<>,;\"'|`]+")
-_GLOB_CHARS = re.compile(r"[*?]|\{[^{}]*,[^{}]*\}|\[[^\]]+\]")
+_GLOB_CHARS = re.compile(r"[*?]|\{[^{}]*,[^{}]*\}|\[[^\]]+\]|(?<!\$)\{[A-Za-z_][\w-]*\}")
 _PLACEHOLDER = re.compile(r"(?:^|[/_.\-\s])(?:foo|bar|baz|qux|quux|xxx+|yyy+|example)(?:$|[/_.\-\s(])|"
-                          r"(?:^|[/.\-])(?:my|your)[_\-]|<[^>]+>|\{\{|\.\.\.|…", re.I)
+                          r"(?:^|[/.\-])(?:my|your)[_\-]|<[^>]+>|\{\{|\.\.\.|…|"
+                          r"(?:^|/)(?:module|file|test|package|class|crate|some|your|my)[_-]?name(?:\.|/|$)", re.I)
+_NAMED_FILE = re.compile(r"(?:module|file|test|package|class|crate|some|your|my)[_-]?name\.[A-Za-z][A-Za-z0-9]{0,7}", re.I)
+_NODE_ID = re.compile(r"^(?P<path>[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,11})::(?P<name>[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?:\[.*\])?$")
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_HTML_TAG = re.compile(r"</?(?:br|b|i|em|strong|code|sub|sup|p|div|span|hr|img|u|s|small|kbd|li|ul|ol|tt)\b[^<>]*?/?>",
+                       re.I)
+_FOLDER_WORD = re.compile(r"\s+(?:folder|directory|dir)\b", re.I)
 _PLACEHOLDER_CAMEL = re.compile(r"^(?:My|Your|Foo|Bar|Baz|Example)[A-Z]")
 _RECEIVERS = frozenset({"self", "this", "cls", "super"})
 _BARE = re.compile(r"[A-Za-z0-9_@+][\w.@+-]*")  # a name that may be a file or folder (no "/")
@@ -94,7 +101,7 @@ _VALUE = re.compile(r"^(?:(?:--?[A-Za-z][\w-]*|[A-Za-z_][A-Za-z0-9_]*)=|--?[A-Za
 _SCOPED = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*::(?:[A-Za-z_]\w*(?:\(\))?)?")
 _ENTRY_POINT = re.compile(r"([A-Za-z_][\w.]*):([A-Za-z_]\w*)")
 _SCHEME = re.compile(r"^(?:mdc|classpath|file):(?!//)")
-_BOLD_SPAN = re.compile(r"(?<![\w*])\*\*\s*([^*\s]+?)\s*:?\s*\*\*|(?<![\w_])__\s*([^_\s]+?)\s*:?\s*__(?!\w)")
+_BOLD_SPAN = re.compile(r"(?<![\w*])\*\*\s*([^*\s]+?)\s*:?\s*\*\*|(?<![\w_])__\s*([^_\s]+?)\s*:?\s*__(?!\w|\.\w)")
 
 
 def _bare(tok: str, start: int) -> RawRef | None:
@@ -128,6 +135,7 @@ class RawRef:
     owner: str | None = None  # a class named earlier in the line: ``Class.symbol`` is tried first
     outside: bool = False  # a home-folder path (``~/.config/x.json``): held, never checked against the repository
     illustrative: bool = False  # written in a code block: an example when it resolves nowhere
+    group: str | None = None  # one of a list's or diagram's entries: held when most of the others resolve
 
 
 def _mask(text: str, start: int, end: int) -> str:
@@ -156,7 +164,9 @@ def looks_like_path(token: str) -> bool:
 
 
 def _versionish(token: str) -> bool:
-    return any(_VERSION.match(part) for part in token.strip("/").split("/") if part)
+    """``2.x``, ``v1.2/v1.3``: every segment a version (``api/v1/`` and ``0.22/01__tags.sql`` are paths)."""
+    parts = [part for part in token.strip("/").split("/") if part]
+    return bool(parts) and all(_VERSION.match(part) and not looks_like_path(part) for part in parts)
 
 
 _EMPHASIS = re.compile(r"^(\*\*|__|\*|_)[^*_\s][^*]*?\1$")
@@ -192,12 +202,19 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
                 out.append(RawRef("path", tok, start + m.start(), outside=True))
                 continue
             v = _VALUE.match(tok)  # --config=app.yml, TEST=x.test, --theirs/.beads/x.jsonl (a path glued to a flag)
-            if v and "://" not in tok and ("/" in v.group(1) or looks_like_path(v.group(1))) and \
+            if v and "://" not in tok and ("/" in v.group(1) or looks_like_path(v.group(1))
+                                           or _NAMED_FILE.fullmatch(v.group(1))) and \
                     not v.group(1).startswith(("/", "$", "-")) and re.search(r"[A-Za-z]", v.group(1)):
                 out.append(RawRef("path", v.group(1), start + m.start() + v.start(1)))
                 continue
             if tok.startswith(("-", "$", "~", "@")) or "=" in tok or "://" in tok:
                 continue
+            node = _NODE_ID.match(tok)
+            if node and looks_like_path(node.group("path")):  # pytest tests/test_x.py::test_flush
+                out += _node_refs(node, start + m.start())
+                continue
+            if _SNAKE.fullmatch(tok) and len(tok) > 5:  # cargo test test_local_kms_end_to_end: kept when defined
+                out.append(RawRef("symbol", tok, start + m.start(), literal=False, symbol=tok))
             if _is_glob(tok) and ("/" in tok or tok.startswith("*")):
                 out.append(RawRef("glob", tok, start + m.start()))
             elif ("/" in tok and re.search(r"[A-Za-z0-9_]", tok) and not _versionish(tok)
@@ -208,6 +225,9 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
         return out
     if _HOME.fullmatch(c):
         return [RawRef("path", c, start, outside=True)]
+    node = _NODE_ID.match(c)
+    if node and looks_like_path(node.group("path")):
+        return _node_refs(node, start)
     if c.startswith(("-", "$", "~", "@", "#")) or "=" in c or c.startswith("<"):
         return []
     if _SCOPED.fullmatch(c):  # Account::Entry, Provider::, crate::db::open()
@@ -251,6 +271,20 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
     return []
 
 
+def _node_refs(node: re.Match, start: int) -> list[RawRef]:
+    """A test id ``tests/test_x.py::TestX::test_y``: the file, and the test it names (in that file)."""
+    path, name = node.group("path"), node.group("name")
+    parts = name.split("::")
+    return [RawRef("path", path, start),
+            RawRef("symbol", parts[-1], start + len(path) + 2, symbol=".".join(parts), owner=None)]
+
+
+def _mark_placeholders(refs: list[RawRef]) -> list[RawRef]:
+    for r in refs:
+        r.placeholder = r.placeholder or bool(_PLACEHOLDER.search(r.target) or _PLACEHOLDER_CAMEL.match(r.target))
+    return refs
+
+
 def command_refs(command: str) -> list[RawRef]:
     """The references of one shell command line (a line of a fenced shell block, its prompt removed):
     its path and glob tokens by the code-span rules (``./scripts/x.sh``, ``./cmd/bd``, ``a.jsonl``; not
@@ -259,9 +293,10 @@ def command_refs(command: str) -> list[RawRef]:
     ``npm test`` names nothing."""
     if "`" in command:
         return []
-    refs = [r for r in _span_refs(command, 0) if r.kind in ("path", "glob")]
+    found = _mark_placeholders(_span_refs(command, 0))
+    refs = [r for r in found if r.kind in ("path", "glob")]
     if any(not r.exact for r in refs):
-        return refs
+        return [r for r in found if r.kind in ("path", "glob") or r.literal]  # and a test a node id names
     # a line of bare names counts when one is a folder argument (``make -C turso-test-runner``,
     # ``cd web-app``) or a hyphenated/underscored name (``npm test`` still names nothing)
     return refs if any(re.search(r"(?:^|\s)(?:cd|-C|--cwd|--prefix|--dir|--manifest-path)\s+$", command[:r.start])
@@ -275,6 +310,12 @@ _DEFINITION = re.compile(
     r"(?:def|class|module|func|fn|type|interface|struct|enum|trait|function|impl|object|record)\s+"
     r"(?:\([^)]*\)\s*)?(?:self\.)?([A-Za-z_][\w]*(?:(?:::|\.)[A-Za-z_]\w*)*)")
 _ASSIGNED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*[^=]+)?=(?!=)")
+_METHOD = re.compile(  # a method in a class body: "  private async saveTaskState() {" (indented, ends with "{")
+    r"^\s+(?:(?:public|private|protected|static|async|override|readonly|abstract|final|synchronized)\s+)*"
+    r"(?:[A-Za-z_][\w<>\[\],.?]*\s+)??([A-Za-z_$][\w$]*)\s*(?:<[^>()]*>)?\s*\([^()]*\)\s*"
+    r"(?::\s*[^{};=]+?)?(?:\s+throws\s+[\w.,\s]+)?\s*\{\s*$")
+_KWARG_VALUE = re.compile(r"(?<![\w.=!<>])[A-Za-z_]\w*\s*=\s*([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s*(?=[,)]|$)")
+_CODE_COMMENT = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\s*(?:=(?!=)|\()|(?:def|class|fn|func|function|return|import)\s)")
 _CODE_CALL = re.compile(r"(?<![\w.$:])((?:[A-Za-z_]\w*(?:\.|::))*([A-Za-z_]\w*))\s*\(")
 _CODE_QUALIFIED = re.compile(r"(?<![\w.$:])([A-Za-z_]\w*(?:(?:::|\.)[A-Za-z_]\w*)+)(?![\w(])")
 _ABSOLUTE = re.compile(r"^/(?:Users|home|tmp|etc|usr|var|opt)/")
@@ -302,8 +343,18 @@ def code_line_refs(line: str) -> list[RawRef]:
             break
     code = line[:cm.start()] if cm else line
     if cm is not None:
-        for r in find_refs(line[cm.end():]):
-            r.start += cm.end()
+        body = line[cm.end():]
+        inner = next((m for m in _COMMENT.finditer(body) if m.start() > 0), None)
+        if _CODE_COMMENT.match(body):  # commented-out code: "# prompt_builder=custom_prompt_builder,  # why"
+            for r in code_line_refs(body[:inner.start()] if inner else body):
+                r.start += cm.end()
+                r.literal = True
+                refs.append(r)
+            body_at, body = (cm.end() + inner.end(), body[inner.end():]) if inner else (cm.end(), "")
+        else:
+            body_at = cm.end()
+        for r in find_refs(body):
+            r.start += body_at
             refs.append(r)
     taken: list[tuple[int, int]] = []
     for m in _STRING.finditer(code):
@@ -317,10 +368,16 @@ def code_line_refs(line: str) -> list[RawRef]:
             refs += [r for r in _span_refs(value, start) if r.kind in ("path", "glob")]
     code = "".join(" " if any(a <= k < b for a, b in taken) else ch for k, ch in enumerate(code))
     d = _DEFINITION.match(code)
+    meth = None if d else _METHOD.match(code)
+    if meth and meth.group(1) in _KEYWORDS | {"constructor", "else", "elif", "try", "finally", "do"}:
+        meth = None
     if d:
         name = d.group(1)
         refs.append(RawRef("symbol", name, d.start(1), symbol=name.replace("::", ".")))
         taken = [(d.start(1), d.end(1))]
+    elif meth:
+        refs.append(RawRef("symbol", meth.group(1), meth.start(1), symbol=meth.group(1)))
+        taken = [(meth.start(1), meth.end(1))]
     else:
         taken = []
         a = _ASSIGNED.match(code)
@@ -341,6 +398,10 @@ def code_line_refs(line: str) -> list[RawRef]:
                 owner = full[:len(full) - len(last)].rstrip(".:")
                 refs.append(RawRef("symbol", owner, m.start(1), literal=False, symbol=".".join(parts[:-1])))
         taken.append((m.start(1), m.end(1)))
+    for m in _KWARG_VALUE.finditer(code):  # tool=custom_prompt_builder: a function passed by name
+        if not any(a <= m.start(1) < b for a, b in taken):
+            refs.append(RawRef("symbol", m.group(1), m.start(1), symbol=m.group(1)))
+            taken.append((m.start(1), m.end(1)))
     for m in _CODE_QUALIFIED.finditer(code):
         if any(a <= m.start() < b for a, b in taken):
             continue
@@ -353,7 +414,7 @@ def code_line_refs(line: str) -> list[RawRef]:
     for r in refs:
         r.illustrative = True
     refs.sort(key=lambda r: r.start)
-    return refs
+    return _mark_placeholders(refs)
 
 
 def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
@@ -362,6 +423,8 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
     refs: list[RawRef] = []
     work = text
     for m in _URL.finditer(work):
+        work = _mask(work, m.start(), m.end())
+    for m in _HTML_TAG.finditer(work):  # "Extension Entry<br/>src/extension.ts" (a diagram's label)
         work = _mask(work, m.start(), m.end())
     for m in _WIKI.finditer(work):
         target = m.group(1).strip()
@@ -425,8 +488,15 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
         if not any(a <= m.start() < b for a, b in taken):
             refs.append(RawRef("symbol", m.group(1), m.start(), literal=False, symbol=m.group(1)))
     for m in _TOKEN.finditer(work):
-        tok = m.group(0).strip("*_").rstrip(".:!?").lstrip("(")
+        tok = _unemphasize(m.group(0))
         if not tok or tok.startswith(("-", "$", "~", "@", "#")) or "=" in tok or any(a <= m.start() < b for a, b in taken):
+            continue
+        node = _NODE_ID.match(tok)
+        if node and looks_like_path(node.group("path")):
+            refs += _node_refs(node, m.start())
+            continue
+        if _FOLDER_WORD.match(work, m.end()) and (bare := _bare(tok, m.start())) is not None:
+            refs.append(bare)  # "inside the src folder": a folder, when it names one exactly
             continue
         if _is_glob(tok):
             refs.append(RawRef("glob", tok, m.start()))
@@ -452,6 +522,18 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
 
 
 _HOME_PROSE = re.compile(r"(?:^|(?<=[\s(]))(~/[^\s`'\"()]+)")
+
+
+def _unemphasize(tok: str) -> str:
+    """A prose token without the emphasis and punctuation around it: ``**Core``, ``Extension**:``,
+    ``(see``, ``_note_`` lose them; ``__init__.py`` keeps its underscores."""
+    prev = None
+    while tok != prev:
+        prev = tok
+        tok = tok.lstrip("(*").rstrip(".:!?,*")
+        if len(tok) > 2 and tok[0] == "_" and tok[-1] == "_":
+            tok = tok.strip("_")
+    return tok
 _PASCAL = re.compile(r"[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")
 
 
@@ -626,14 +708,18 @@ class RefResolver:
             out.append(ev)
 
         if ref.kind == "glob":
-            t = ref.target.lstrip("/") if ref.target.startswith("/") else ref.target
-            rx = glob_regex(t.removeprefix("./"))
+            t = _SCHEME.sub("", ref.target)
+            rooted = t.startswith("/")
+            t = t.lstrip("/").removeprefix("./")
+            rx = glob_regex(t)
             chosen = None
-            for base in ([""] if ref.target.startswith("/") else bases):
+            for base in ([""] if rooted else bases):
                 prefix = base + "/" if base else ""
                 if any(f.startswith(prefix) and rx.match(f[len(prefix):]) for f in self.files):
-                    chosen = prefix + t.removeprefix("./")
+                    chosen = prefix + t
                     break
+            if chosen is None and not (rooted or ref.illustrative):
+                chosen = self._glob_by_suffix(t)
             if chosen is None:
                 implied = "" if ref.target.startswith("/") else self._implied(ref, where)
                 chosen = (implied + "/" if implied else "") + t.removeprefix("./")
@@ -691,6 +777,23 @@ class RefResolver:
         else:
             add("symbol", None, example, symbol=symbol)
         return out
+
+    def _glob_by_suffix(self, pattern: str) -> str | None:
+        """``pattern`` rooted at the one folder ending with its literal folder part that holds a match
+        (``classpath:db/migration/{vendor}`` -> ``app/src/main/resources/db/migration/{vendor}``)."""
+        segs = pattern.split("/")
+        lit = []
+        for seg in segs[:-1]:
+            if _GLOB_CHARS.search(seg):
+                break
+            lit.append(seg)
+        if not lit:
+            return None
+        head, rest = "/".join(lit), "/".join(segs[len(lit):])
+        rx = glob_regex(rest)
+        hits = [d for d in self._by_name.get(lit[-1], ()) if d in self.folders and d.endswith("/" + head)
+                and any(f.startswith(d + "/") and rx.match(f[len(d) + 1:]) for f in self.files)]
+        return f"{hits[0]}/{rest}" if len(hits) == 1 else None
 
     def _wiki(self, name: str, where: Where) -> str | None:
         base = name.strip().strip("/")

@@ -215,7 +215,10 @@ class _Checker:
             if n * 2 <= sum(votes.values()) and len(split) > 1:
                 # no folder took most of its files: a split, not a move (nothing to rewrite)
                 return ", ".join(split), commits.most_common(1)[0][0] if commits else None, "split"
-            if n * 3 >= len(inside) and self.head_tree.is_dir(new_dir) and not at.is_dir(new_dir):
+            # a folder new at HEAD that a third of the files went to, or an existing one that most of them
+            # went to keeping their layout (plugin/{idp,webhook}/... -> internal/{idp,webhook}/...)
+            into = new_dir and at.is_dir(new_dir) and targets[new_dir] * 2 > len(inside)
+            if n * 3 >= len(inside) and self.head_tree.is_dir(new_dir) and (not at.is_dir(new_dir) or into):
                 commit = commits.most_common(1)[0][0] if commits else (
                     deleted_in.most_common(1)[0][0] if deleted_in else None)
                 return new_dir, commit, "history" if targets[new_dir] else "name"
