@@ -588,3 +588,67 @@ def test_module_became_a_package_and_a_symbol_once_defined_in_many_files(tmp_pat
         "changed", "path_moved", "proto/sub_agent/__init__.py", package)
     assert (checks[2].status, checks[2].reason_code, checks[2].moved_in) == ("deleted", "referenced_symbol_deleted", removed)
     assert (checks[3].status, checks[3].reason_code) == ("unresolvable", "reference_unresolvable")
+
+
+def test_moves_are_followed_on_a_clone_lacking_a_blob(tmp_path):
+    """Rename detection over the whole history fails when the clone lacks a blob it would compare (a
+    partial clone): moves are still followed, through git in the commits it can read (``src/x.py`` ->
+    ``pkg/x.py``) and, in the commit it cannot, by the same blob moved (``lib/y.py`` -> ``lib2/y.py``)
+    or the one same-named file added (``lib/z.py`` -> ``core/z.py``, edited on the way); the reasons
+    name the commits that moved them."""
+    r = Repo(tmp_path / "r")
+    r.write("src/x.py", "def x():\n    return 1\n")
+    r.write("lib/y.py", "Y = 2\n")
+    r.write("lib/z.py", "Z = 3\n")
+    r.write("data/big.txt", "big\n" * 2000)
+    anchor = r.commit("start")
+    r.mv("src/x.py", "pkg/x.py")
+    first = r.commit("move x")
+    r.rm("data/big.txt")
+    r.write("data2/other.txt", "other\n" * 2000)
+    r.mv("lib/y.py", "lib2/y.py")
+    r.rm("lib/z.py")
+    r.write("core/z.py", "Z = 4\n# edited\n")
+    second = r.commit("restructure")
+    oid = git(r.path, "rev-parse", f"{anchor}:data/big.txt").strip()
+    (r.path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    checks, _ = check_of(r, [mention(1, "src/x.py", anchor), mention(2, "lib/y.py", anchor, mid="m2"),
+                             mention(3, "lib/z.py", anchor, mid="m3")])
+    assert [(checks[i].reason_code, checks[i].current_path) for i in (1, 2, 3)] == [
+        ("path_moved", "pkg/x.py"), ("path_moved", "lib2/y.py"), ("path_moved", "core/z.py")]
+    assert f"in {first[:7]}" in checks[1].reason and f"in {second[:7]}" in checks[2].reason
+    assert "was moved to core/z.py" in checks[3].reason
+
+
+def test_folder_moved_into_an_existing_folder(tmp_path):
+    """``plugin/{idp,webhook,cron}`` moved under ``internal/`` (which already held ``internal/util``),
+    each keeping its layout: ``plugin/`` was moved to ``internal``, not deleted."""
+    r = Repo(tmp_path / "r")
+    r.write("internal/util/u.go", "package util\n")
+    for name in ("idp", "webhook", "cron"):
+        r.write(f"plugin/{name}/{name}.go", f"package {name}\n\nfunc Run{name.title()}() {{}}\n")
+    anchor = r.commit("start")
+    for name in ("idp", "webhook", "cron"):
+        r.mv(f"plugin/{name}/{name}.go", f"internal/{name}/{name}.go")
+    move = r.commit("move plugins under internal")
+    checks, _ = check_of(r, [mention(1, "plugin", anchor, typ="folder", target="/plugin/")])
+    assert (checks[1].status, checks[1].reason_code, checks[1].current_path) == ("changed", "path_moved", "internal")
+    assert f"in {move[:7]}" in checks[1].reason
+
+
+def test_a_folder_goes_where_most_of_its_content_went(tmp_path):
+    """``crates/workers``: its manifest and two-line ``lib.rs`` were paired by git with a new crate
+    ``crates/data-usage``, its code (``workers.rs``, most of its bytes) went to ``crates/concurrency``:
+    the folder was moved to ``crates/concurrency`` (votes weigh files by size, not by count)."""
+    r = Repo(tmp_path / "r")
+    r.write("crates/workers/Cargo.toml", "[package]\nname = \"workers\"\n")
+    r.write("crates/workers/src/lib.rs", "pub mod workers;\n")
+    r.write("crates/workers/src/workers.rs", "".join(f"pub fn worker_{i}() -> u32 {{ {i} }}\n" for i in range(80)))
+    r.write("crates/other/src/lib.rs", "pub fn other() {}\n")
+    anchor = r.commit("start")
+    r.mv("crates/workers/Cargo.toml", "crates/data-usage/Cargo.toml")
+    r.mv("crates/workers/src/lib.rs", "crates/data-usage/src/lib.rs")
+    r.mv("crates/workers/src/workers.rs", "crates/concurrency/src/workers.rs")
+    r.commit("split workers")
+    checks, _ = check_of(r, [mention(1, "crates/workers", anchor, typ="folder", target="workers")])
+    assert (checks[1].reason_code, checks[1].current_path) == ("path_moved", "crates/concurrency")

@@ -1129,7 +1129,7 @@ class _MarkdownImport:
         for p, where in zip(self.pending, wheres):
             added: list[dict] = []
             seen: set[tuple] = set()
-            for ref in p.refs:
+            for ref in sorted(p.refs, key=lambda r: r.exact):  # as written before a bare word naming the same
                 if ref.group in held and not ref.literal:
                     ref = replace(ref, literal=True)
                 for ev in resolver.evidence(ref, where):

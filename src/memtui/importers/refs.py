@@ -136,6 +136,7 @@ class RawRef:
     outside: bool = False  # a home-folder path (``~/.config/x.json``): held, never checked against the repository
     illustrative: bool = False  # written in a code block: an example when it resolves nowhere
     group: str | None = None  # one of a list's or diagram's entries: held when most of the others resolve
+    in_file: str | None = None  # a file named before it in the line (as written): a name it defines there
 
 
 def _mask(text: str, start: int, end: int) -> str:
@@ -541,16 +542,23 @@ def _owners(refs: list[RawRef]) -> None:
     """Give each method-like symbol (a single lowercase or camelCase name) the class a code span named
     before it in the line (`` `SandboxProvider` manages `acquire`, `release` ``; `` `Mode` interface with
     `prepare()` ``): the resolver tries ``Class.name`` first. A bare lowercase word (``owner == ""``
-    from :func:`find_refs`) without such a class is not a reference."""
+    from :func:`find_refs`) without such a class is not a reference, unless a file was named before it
+    (`` [synth.rb](mdc:app/models/provider/synth.rb) provider has a `usage` method ``): then it is a name
+    that file defines, when it does (``in_file``)."""
     owner = None
+    in_file = None
     keep = []
     for r in refs:
+        if r.kind == "path" and not r.exact and looks_like_path(r.target):
+            in_file = r.target
         if r.kind == "symbol" and r.symbol and "." not in r.symbol:
             if _PASCAL.fullmatch(r.symbol) and r.literal:
                 owner = r.symbol
             elif not r.symbol[:1].isupper():
                 if r.owner == "" and owner is None:
-                    continue
+                    if in_file is None:
+                        continue
+                    r.in_file = in_file
                 r.owner = owner
         keep.append(r)
     refs[:] = keep
@@ -761,6 +769,9 @@ class RefResolver:
         if ref.owner and self._defs_of(f"{ref.owner}.{symbol}"):
             symbol = f"{ref.owner}.{symbol}"  # a method of the class the line named before it
         defs = self._defs_of(symbol)
+        if ref.in_file is not None:  # a method of the file the line named before it: defined there, or nothing
+            named = self.resolve_path(ref.in_file, bases, suffix=not ref.illustrative)
+            defs = [d for d in defs if named is not None and d[0] == named[0]]
         if not defs and not ref.literal:
             return []
         example = ref.example or ((ref.placeholder or ref.illustrative) and not defs)

@@ -178,7 +178,9 @@ class _Checker:
         then the folders its files went to) or ``""`` (gone)."""
         prefix = path + "/"
         inside = sorted(f for f in at.files if f.startswith(prefix))[:_MAX_FOLDER_FILES]
-        targets: Counter = Counter()
+        weight = self._weights(anchor, inside)
+        targets: Counter = Counter()  # weighed by size (see _weights); counts: files
+        counts: Counter = Counter()
         commits: Counter = Counter()
         deleted_in: Counter = Counter()
         named: Counter = Counter()
@@ -194,31 +196,36 @@ class _Checker:
                 renames = [st for st in trail.steps if st.kind == "R" and st.new_path]
                 if renames and renames[-1].new_path.endswith("/" + rest):
                     # moved with the folder, deleted later: the folder still went there
-                    targets[renames[-1].new_path[:-len(rest) - 1]] += 1
+                    targets[renames[-1].new_path[:-len(rest) - 1]] += weight[f]
+                    counts[renames[-1].new_path[:-len(rest) - 1]] += 1
                     commits[renames[-1].commit] += 1
                     continue
                 same = self._same_name(f, at)  # delete + add in a restructuring
                 if same and same.endswith("/" + rest):
-                    named[same[:-len(rest) - 1]] += 1
+                    named[same[:-len(rest) - 1]] += weight[f]
+                    counts[same[:-len(rest) - 1]] += 1
                 continue
             if trail.path.endswith("/" + rest):
                 new_dir = trail.path[:-len(rest) - 1]
-                targets[new_dir] += 1
+                targets[new_dir] += weight[f]
+                counts[new_dir] += 1
                 commits[trail.last_commit] += 1
         covering = self._covering(ends, at, len(inside))
         if covering is not None:
             return covering[0], covering[1], "history"
         votes = targets + named
         if votes:
+            total = sum(weight.values())
             new_dir, n = votes.most_common(1)[0]
             split = [d for d, _ in votes.most_common(3)]
             if n * 2 <= sum(votes.values()) and len(split) > 1:
-                # no folder took most of its files: a split, not a move (nothing to rewrite)
+                # no folder took most of its content: a split, not a move (nothing to rewrite)
                 return ", ".join(split), commits.most_common(1)[0][0] if commits else None, "split"
-            # a folder new at HEAD that a third of the files went to, or an existing one that most of them
-            # went to keeping their layout (plugin/{idp,webhook}/... -> internal/{idp,webhook}/...)
-            into = new_dir and at.is_dir(new_dir) and targets[new_dir] * 2 > len(inside)
-            if n * 3 >= len(inside) and self.head_tree.is_dir(new_dir) and (not at.is_dir(new_dir) or into):
+            # a folder new at HEAD that a third of the content went to, or an existing one that most of it
+            # went to keeping its layout (plugin/{idp,webhook}/... -> internal/{idp,webhook}/...)
+            into = new_dir and at.is_dir(new_dir) and (targets[new_dir] * 2 > total or counts[new_dir] * 2 > len(inside))
+            enough = n * 3 >= total or counts[new_dir] * 3 >= len(inside)
+            if enough and self.head_tree.is_dir(new_dir) and (not at.is_dir(new_dir) or into):
                 commit = commits.most_common(1)[0][0] if commits else (
                     deleted_in.most_common(1)[0][0] if deleted_in else None)
                 return new_dir, commit, "history" if targets[new_dir] else "name"
@@ -229,6 +236,19 @@ class _Checker:
         if len(same) == 1:
             return same[0], commit, "name"
         return None, commit, ""
+
+    def _weights(self, anchor: str, files: list[str]) -> dict[str, int]:
+        """How much each of a folder's files weighs in a vote on where the folder went: its size at
+        ``anchor`` in bytes (so ``workers.rs`` outweighs the ``Cargo.toml`` and two-line ``lib.rs`` that
+        git paired with another crate), from 256 to 64 KiB (a test database does not outweigh the code);
+        a blob the clone lacks weighs as the folder's largest file."""
+        try:
+            sizes = self.repo.blob_sizes(anchor, files) if files else {}
+        except GitError:
+            sizes = {}
+        known = [v for v in sizes.values() if v is not None]
+        fallback = max(known) if known else 256
+        return {f: min(1 << 16, max(256, sizes.get(f) if sizes.get(f) is not None else fallback)) for f in files}
 
     def _covering(self, ends: list[tuple[str, str | None, str]], at: Tree, total: int):
         """(folder, commit): the deepest folder new at HEAD under which most of a folder's children went

@@ -3,7 +3,9 @@
 Languages are chosen by file extension: ``.java`` (tree_sitter_java), ``.py``/``.pyi``
 (tree_sitter_python), ``.ts``/``.mts``/``.cts`` and ``.tsx`` (tree_sitter_typescript),
 ``.js``/``.mjs``/``.cjs``/``.jsx`` (tree_sitter_javascript), ``.go`` (tree_sitter_go), ``.rs``
-(tree_sitter_rust), ``.rb``/``.rake`` (tree_sitter_ruby). Other files have no symbols (lookups return ``None`` / empty).
+(tree_sitter_rust), ``.rb``/``.rake`` (tree_sitter_ruby); ``.tcl`` without a grammar (its ``proc NAME``
+definitions, a line each, to the line that closes the body). Other files have no symbols (lookups return
+``None`` / empty).
 
 Symbols are definitions only, named by their dotted qualified name inside the file:
 ``RuleRegistry``, ``RuleRegistry.resolve``, ``Outer.Inner.method``; Python ``Class.method``,
@@ -23,7 +25,9 @@ A lookup name matches a symbol when it is a dotted suffix of its qualified
 name (``resolve`` finds ``RuleRegistry.resolve``); a Java name may also carry the file's
 package (``com.acme.order.validation.RuleRegistry.resolve``), a name in another language its
 module (``tools.BASH`` for ``BASH`` in ``tools.py``; the folder for ``__init__.py``, ``mod.rs``,
-``index.ts``, ``lib.rs``). Python module-level assignments (``PROMPT_FILES = {...}``) are definitions. With several matches the exact
+``index.ts``, ``lib.rs``). Python module-level assignments (``PROMPT_FILES = {...}``) are definitions, and so
+is a package's re-export under a new name (``from .handler import LangchainHandler as CallbackHandler`` at
+the top of an ``__init__.py`` defines ``CallbackHandler``; a plain import defines nothing). With several matches the exact
 qualified name wins, then the shallowest, then the first in the file (Java overloads).
 
 Parse results are cached (LRU) by a caller-given key such as the git blob id, or by a hash of
@@ -46,14 +50,14 @@ __all__ = ["SymbolSpan", "SymbolIndex", "language_for", "find_symbol", "calls_in
 _EXTENSIONS = {".java": "java", ".py": "python", ".pyi": "python",
                ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
                ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-               ".go": "go", ".rs": "rust", ".rb": "ruby", ".rake": "ruby"}
+               ".go": "go", ".rs": "rust", ".rb": "ruby", ".rake": "ruby", ".tcl": "tcl"}
 
 _DECLS = {
     "java": ("class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
              "annotation_type_declaration", "method_declaration", "constructor_declaration",
              "compact_constructor_declaration", "annotation_type_element_declaration",
              "enum_constant"),
-    "python": ("class_definition", "function_definition", "assignment"),
+    "python": ("class_definition", "function_definition", "assignment", "aliased_import"),
     "typescript": ("class_declaration", "abstract_class_declaration", "interface_declaration",
                    "type_alias_declaration", "enum_declaration", "function_declaration",
                    "generator_function_declaration", "function_signature", "method_definition",
@@ -312,6 +316,31 @@ def _wants(parsed: _Parsed, want: tuple[str, ...]) -> list[tuple[str, ...]]:
     return [want]
 
 
+_TCL_PROC = re.compile(r"^\s*proc\s+(?:::)?([A-Za-z_][\w]*(?:::[A-Za-z_][\w]*)*)\s")
+
+
+def _tcl_parsed(text: str) -> _Parsed:
+    """The ``proc`` definitions of a Tcl file (``proc ns::name {args} {`` is ``ns.name``), each from its
+    line to the line where its braces balance again (or the end of the file); no parse tree, no calls."""
+    lines = split_lines(text)
+    symbols: list[_Symbol] = []
+    for i, line in enumerate(lines):
+        m = _TCL_PROC.match(line)
+        if not m:
+            continue
+        depth, end = 0, len(lines)
+        for j in range(i, len(lines)):
+            depth += lines[j].count("{") - lines[j].count("}")
+            if depth <= 0 and j > i or (depth == 0 and "{" in lines[j]):
+                end = j + 1
+                break
+        symbols.append(_Symbol(tuple(m.group(1).split("::")), i + 1, end, None))
+    by_name: dict[str, list[tuple[int, _Symbol]]] = {}
+    for order, sym in enumerate(symbols):
+        by_name.setdefault(sym.qualname[-1], []).append((order, sym))
+    return _Parsed(None, None, lines, symbols, (), by_name)
+
+
 class SymbolIndex:
     """Parses source text with tree-sitter, caching up to ``maxsize`` parse results (LRU).
 
@@ -336,11 +365,18 @@ class SymbolIndex:
         if lang_name is None:
             return None
         data = text.encode("utf-8", "surrogateescape")
-        ck = (lang_name, key or hashlib.sha1(data).hexdigest())
+        init = path.rsplit("/", 1)[-1] == "__init__.py"
+        ck = (lang_name, key or hashlib.sha1(data).hexdigest(), init)
         hit = self._cache.get(ck)
         if hit is not None:
             self._cache.move_to_end(ck)
             return hit
+        if lang_name == "tcl":
+            parsed = _tcl_parsed(text)
+            self._cache[ck] = parsed
+            if len(self._cache) > self.maxsize:
+                self._cache.popitem(last=False)
+            return parsed
         from tree_sitter import QueryCursor
 
         lang = self._lang(lang_name)
@@ -359,6 +395,14 @@ class SymbolIndex:
                         stmt.type == "expression_statement" and stmt.parent is not None and stmt.parent.type == "module":
                     start, end = _lines_of(stmt)
                     symbols.append(_Symbol((_text(left),), start, end, node))
+                continue
+            if node.type == "aliased_import":  # a package's re-export under a new name (see the module doc)
+                alias, name, stmt = node.child_by_field_name("alias"), node.child_by_field_name("name"), node.parent
+                if init and alias is not None and name is not None and stmt is not None and \
+                        stmt.type == "import_from_statement" and stmt.parent is not None and \
+                        stmt.parent.type == "module" and _text(alias) != _text(name).rsplit(".", 1)[-1]:
+                    start, end = _lines_of(stmt)
+                    symbols.append(_Symbol((_text(alias),), start, end, node))
                 continue
             name = _name_of(node)
             if not name:
@@ -476,7 +520,7 @@ class SymbolIndex:
         TS/JS (``new T`` too), Go and Rust calls likewise (Rust ``Router::new()`` gives ``new``,
         ``Router.new``). ``[]`` when the caller is not found."""
         parsed = self._parse(text, path, key)
-        if parsed is None:
+        if parsed is None or parsed.lang is None:
             return []
         sym = self._lookup(parsed, caller)
         if sym is None:
