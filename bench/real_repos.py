@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -154,6 +155,12 @@ def names(e, text: str) -> bool:
     return bool(w) and "/" in w and (w.endswith("/" + bare) or bare.endswith("/" + w))
 
 
+def _glob_form(path: str | None) -> str:
+    """A path compared as a glob: ``db/migration/{vendor}`` (a placeholder segment, as the line wrote it)
+    and ``db/migration/*`` (as a label may write the same) are one pattern; a trailing ``/`` is dropped."""
+    return re.sub(r"(?<!\$)\{[A-Za-z_][\w-]*\}", "*", (path or "").rstrip("/"))
+
+
 def score(spec: dict, memories, spans, evidence) -> dict:
     counts = {k: 0 for k in ("valid", "moved", "stale", "never-existed", "example")}
     hit = {"stale_flagged": 0, "valid_flagged": 0, "moved_named": 0, "lost": 0, "never_flagged": 0,
@@ -178,8 +185,8 @@ def score(spec: dict, memories, spans, evidence) -> dict:
                 misses.append(f"missed {label} line {line} {text!r}: " + "; ".join(
                     f"{e.status}/{e.reason_code}: {e.status_reason}" for e in evs))
             if label == "moved":
-                want = str(ref.get("newPath") or "").rstrip("/")
-                if any(e.reason_code == "path_moved" and (e.current_path or "").rstrip("/") == want for e in flagged) or \
+                want = _glob_form(str(ref.get("newPath") or ""))
+                if any(e.reason_code == "path_moved" and _glob_form(e.current_path) == want for e in flagged) or \
                         any(e.status == "valid" and e.reason_code == "symbol_relocated" and e.current_path == want
                             for e in evs) or \
                         any(e.reason_code == "symbol_renamed" and e.current_path == want for e in flagged):

@@ -617,3 +617,15 @@ def test_a_lowercase_name_after_a_linked_file_is_what_that_file_defines(tmp_path
     parsed = parse(root)
     assert [(e["type"], e["path"], e.get("symbol"), e.get("line_start")) for e in refs_of(parsed, "provider")] == [
         ("file_span", "app/synth.rb", None, None), ("symbol", "app/synth.rb", "usage", 2)]
+
+
+def test_prose_paths_under_a_common_top_folder_are_kept_unresolved(tmp_path):
+    """"reports generated in target/site/jacoco" (a build output, in no commit) is a path held as
+    written; "the build/test cycle" and "src/api" (one slash, plain words) are kept only if they resolve."""
+    parsed, head = parsed_repo(tmp_path / "h", [
+        "- Test coverage: reports generated in target/site/jacoco\n", "- Keep the build/test cycle short\n",
+        "- See src/api for more\n"], {"src/main.py": "A = 1\n"})
+    assert refs_of(parsed, "coverage") == [{"type": "file_span", "ref": "mention", "target": "target/site/jacoco",
+                                            "path": "target/site/jacoco", "commit_sha": head}]
+    assert all(not refs_of(parsed, frag) for frag in ("build/test", "src/api")
+               if any(frag in it.statement for it in parsed.items))

@@ -652,3 +652,24 @@ def test_a_folder_goes_where_most_of_its_content_went(tmp_path):
     r.commit("split workers")
     checks, _ = check_of(r, [mention(1, "crates/workers", anchor, typ="folder", target="workers")])
     assert (checks[1].reason_code, checks[1].current_path) == ("path_moved", "crates/concurrency")
+
+
+def test_a_glob_whose_surviving_files_moved_together_is_moved(tmp_path):
+    """``testing/*.test``: eight of ten files deleted (three of their names reappear in a vendored
+    ``upstream/`` suite), the two left moved to ``testing/system/``: the glob was moved there (most of
+    what git followed went there; names alone do not outvote that), not emptied."""
+    r = Repo(tmp_path / "r")
+    names = ["a", "b", "c", "d", "e", "f", "g", "h", "all", "vtab"]
+    for name in names:
+        r.write(f"testing/{name}.test", f"test {name}\n")
+    anchor = r.commit("start")
+    for name in names[:8]:
+        r.rm(f"testing/{name}.test")
+    for name in names[:3]:
+        r.write(f"upstream/{name}.test", f"upstream suite {name} " * 40 + "\n")
+    r.mv("testing/all.test", "testing/system/all.test")
+    r.mv("testing/vtab.test", "testing/system/vtab.test")
+    move = r.commit("move the rest")
+    checks, _ = check_of(r, [mention(1, "testing/*.test", anchor, typ="glob", target="./testing/*.test")])
+    assert (checks[1].reason_code, checks[1].current_path) == ("path_moved", "testing/system/*.test")
+    assert f"in {move[:7]}" in checks[1].reason

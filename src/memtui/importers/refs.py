@@ -91,6 +91,9 @@ _NODE_ID = re.compile(r"^(?P<path>[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,11})::(?P<name>
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 _HTML_TAG = re.compile(r"</?(?:br|b|i|em|strong|code|sub|sup|p|div|span|hr|img|u|s|small|kbd|li|ul|ol|tt)\b[^<>]*?/?>",
                        re.I)
+# folders most repositories or their builds have: "reports generated in target/site/jacoco" is a path
+_TOP_DIRS = frozenset({"src", "lib", "app", "apps", "packages", "pkg", "cmd", "internal", "tests", "docs", "scripts",
+                       "bin", "build", "dist", "target", "out", "crates", "config", ".github"})
 _FOLDER_WORD = re.compile(r"\s+(?:folder|directory|dir)\b", re.I)
 _PLACEHOLDER_CAMEL = re.compile(r"^(?:My|Your|Foo|Bar|Baz|Example)[A-Z]")
 _RECEIVERS = frozenset({"self", "this", "cls", "super"})
@@ -504,8 +507,9 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
         elif "/" in tok:
             if not re.search(r"[A-Za-z0-9_]", tok) or _versionish(tok):
                 continue
-            explicit = tok.endswith("/") or looks_like_path(tok) or tok.startswith(("./", "../"))
-            refs.append(RawRef("path", tok, m.start(), literal=explicit))
+            explicit = tok.endswith("/") or looks_like_path(tok) or tok.startswith(("./", "../")) or (
+                tok.split("/", 1)[0] in _TOP_DIRS and (tok.count("/") >= 2 or re.search(r"[-_.\d]", tok.split("/", 1)[1])))
+            refs.append(RawRef("path", tok, m.start(), literal=bool(explicit)))
         elif looks_like_path(tok) and not tok.startswith("."):
             refs.append(RawRef("path", tok, m.start()))
         elif _BARE_WORD.fullmatch(tok) and re.search(r"[A-Za-z0-9][-_][A-Za-z0-9]", tok):

@@ -301,7 +301,9 @@ class _Checker:
                    at: Tree | None = None) -> tuple[str | None, str | None]:
         """The glob with its literal folder replaced by where most of its files went, if they went
         to one folder (``testing/*.test`` -> ``testing/system/*.test``), renamed or deleted and added
-        again under the same name (``at``: the anchor's tree)."""
+        again under the same name (``at``: the anchor's tree), when a third of the files it matched went
+        there; or, most of them deleted, when at least two and most of those git followed to a name it
+        still matches went there (``testing/system/*.test``, not a vendored folder sharing some names)."""
         segs = pattern.removeprefix("./").split("/")
         lit = []
         for seg in segs[:-1]:
@@ -309,26 +311,34 @@ class _Checker:
                 break
             lit.append(seg)
         prefix = "/".join(lit)
-        votes: Counter = Counter()
-        commits: Counter = Counter()
+        votes: Counter = Counter()  # followed through history, or deleted and added again by name
+        renamed: Counter = Counter()  # followed through history only
+        commits: dict[str, Counter] = {}
         for f in matched[:_MAX_FOLDER_FILES]:
             rest = f[len(prefix) + 1:] if prefix else f
             trail = self.history.follow(anchor, f)
             if trail.path and trail.path != f and trail.path.endswith("/" + rest):
-                votes[trail.path[:-len(rest) - 1]] += 1
-                commits[trail.last_commit] += 1
+                new = trail.path[:-len(rest) - 1]
+                renamed[new] += 1
             elif trail.path is None and at is not None:  # deleted, and added again elsewhere (a restructuring)
                 same = self._same_name(f, at)
-                if same and same.endswith("/" + rest):
-                    votes[same[:-len(rest) - 1]] += 1
-                    commits[trail.last_commit] += 1
+                if not (same and same.endswith("/" + rest)):
+                    continue
+                new = same[:-len(rest) - 1]
+            else:
+                continue
+            votes[new] += 1
+            commits.setdefault(new, Counter())[trail.last_commit] += 1
         if not votes:
             return None, None
         new_prefix, n = votes.most_common(1)[0]
         if n * 3 < len(matched[:_MAX_FOLDER_FILES]):
-            return None, None
+            # most of its files deleted: where the few that moved (by history, not by name) went together
+            new_prefix, n = renamed.most_common(1)[0] if renamed else (None, 0)
+            if n < 2 or n * 2 <= sum(renamed.values()):
+                return None, None
         tail = "/".join(segs[len(lit):])
-        return (f"{new_prefix}/{tail}" if new_prefix else tail), commits.most_common(1)[0][0]
+        return (f"{new_prefix}/{tail}" if new_prefix else tail), commits[new_prefix].most_common(1)[0][0]
 
     # -- symbols -----------------------------------------------------------------------------
 
