@@ -5,7 +5,7 @@ whether the thing still exists at HEAD and, when it does not, where it went and 
 moved or deleted it. Everything goes through :class:`memtui.sources.gitdiff.GitRepo` (counted
 processes); nothing here raises for missing objects (partial or shallow clones): when rename
 detection over the whole history fails on a blob the clone lacks, it is run again on the commits that
-add and delete files, in batches split around the few git cannot read, and those pair deletions with
+add and delete files, resumed after each of the few git cannot read, and those pair deletions with
 additions themselves (same blob, else the one same-named file added); a history that cannot be
 read at all is empty.
 
@@ -150,15 +150,16 @@ class History:
         self._log_anchors = frozenset(anchors)
         self._after.clear()
 
-    #: at most this many extra ``git log -M`` processes to find the commits whose renames git cannot compute
-    max_bisect = 48
+    #: at most this many ``git log -M`` processes over the commits that add and delete (one more per
+    #: commit whose renames git cannot compute)
+    max_reruns = 32
 
     def _read_log_partial(self, limit: list[str]) -> list[tuple[str, list[tuple[str, str, str | None]]]]:
         """The log when rename detection over the whole range fails (a blob the clone lacks): the
         additions and deletions of every commit from the trees alone (``--raw --no-renames`` reads no
-        blob), then rename detection for the commits that both add and delete, in batches split in
-        halves around the ones git cannot read; those few pair a deletion with an addition of the same
-        blob, else of the only same-named file the commit adds. Empty when nothing can be read."""
+        blob), then rename detection for the commits that both add and delete, run again after each one git
+        cannot read; those few pair a deletion with an addition of the same blob, else of the only
+        same-named file the commit adds. Empty when nothing can be read."""
         try:
             raw = _parse_raw(self.repo._run(
                 ["log", "--reverse", "--topo-order", "-z", "--raw", "--no-renames", "--no-abbrev",
@@ -168,27 +169,21 @@ class History:
             return []
         candidates = [sha for sha, changes in raw if {c[0] for c in changes} >= {"A", "D"}]
         renamed: dict[str, list[tuple[str, str, str | None]]] = {}
-        budget = [self.max_bisect]
-
-        def detect(commits: list[str]) -> None:
-            if not commits or budget[0] <= 0:
-                return
-            budget[0] -= 1
-            try:
-                out = self.repo._run(["log", "--no-walk=unsorted", "--stdin", "-M", "-z", "--name-status",
-                                      "--format=%x01%H", "--diff-filter=RD", "--no-color"],
-                                     stdin=("\n".join(commits) + "\n").encode())
-            except GitError:
-                if len(commits) > 1:
-                    half = len(commits) // 2
-                    detect(commits[:half])
-                    detect(commits[half:])
-                return
-            found = dict(_parse_name_status(out))
-            for sha in commits:
-                renamed[sha] = found.get(sha, [])
-
-        detect(candidates)
+        i, runs = 0, 0
+        while i < len(candidates) and runs < self.max_reruns:
+            # git prints each commit once its renames are computed, in the order given: the commits
+            # printed before a failure are complete, the next one is the one it cannot read
+            runs += 1
+            out = self.repo._run(["log", "--no-walk=unsorted", "--stdin", "-M", "-z", "--name-status",
+                                  "--format=%x01%H", "--diff-filter=RD", "--no-color"],
+                                 stdin=("\n".join(candidates[i:]) + "\n").encode(), check=False)
+            found = _parse_name_status(out)
+            if [sha for sha, _ in found] != candidates[i:i + len(found)]:
+                break  # not the order asked for: trust none of it
+            if found and not found[-1][1] and i + len(found) < len(candidates):
+                found.pop()  # a commit that adds and deletes shows a change: this one was cut short
+            renamed.update(found)
+            i += len(found) + 1  # skip the commit git could not read (it is paired below)
         entries: list[tuple[str, list[tuple[str, str, str | None]]]] = []
         for sha, changes in raw:
             if sha in renamed:
