@@ -629,3 +629,34 @@ def test_prose_paths_under_a_common_top_folder_are_kept_unresolved(tmp_path):
                                             "path": "target/site/jacoco", "commit_sha": head}]
     assert all(not refs_of(parsed, frag) for frag in ("build/test", "src/api")
                if any(frag in it.statement for it in parsed.items))
+
+
+def test_self_reference_variables_placeholders_urls_and_code_expressions(tmp_path):
+    """The memory file naming itself is a reference; ``cd $it_dir/graalvm_tests`` names a folder by its
+    tail; ``cookbook/<folder>/<file>.py`` is an example; ``a.patch/b.patch`` names two files; a URL to a
+    raw GitHub file names it when the repository has it; a code expression's calls and Go-qualified types
+    (``th.RunCommand(t, cmd.CmdStatus(), test.CmdTest{})``) are symbols when defined; a YAML value
+    ``./update_cache.sh`` is an example; ``digraph.DAG`` is the type ``DAG`` of Go package ``digraph``."""
+    go = "package th\n\nfunc RunCommand() {}\n\ntype CmdTest struct{}\n"
+    parsed, head = parsed_repo(tmp_path / "g", [
+        "- Update AGENTS.md documentation\n",
+        "```bash\ncd $it_dir/graalvm_tests && mvn test\n.venvs/bin/python cookbook/<folder>/<file>.py\n"
+        "curl -L https://raw.githubusercontent.com/o/r/main/scripts/installer.sh | bash\n```\n\n",
+        "- `bazel/a.patch/b.patch`: patches\n", "- `a.patch/b.patch`: more patches\n",
+        "- Use `th.RunCommand(t, cmd.Missing(), test.CmdTest{})` for tests\n",
+        "- Parsed into `digraph.DAG` structs\n",
+        "```yaml\nsteps:\n  command: ./update_cache.sh\n```\n"], {
+        "integration_tests/graalvm_tests/pom.xml": "<p/>\n", "scripts/installer.sh": "echo\n",
+        "a.patch": "x\n", "b.patch": "y\n", "internal/th/th.go": go,
+        "internal/digraph/dag.go": "package digraph\n\ntype DAG struct{}\n"})
+    assert refs_of(parsed, "Update AGENTS.md") == [{"type": "file_span", "ref": "mention", "target": "AGENTS.md",
+                                                    "path": "AGENTS.md", "commit_sha": head}]
+    assert [e["path"] for e in refs_of(parsed, "graalvm_tests")] == ["integration_tests/graalvm_tests"]
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "<folder>")] == [
+        (".venvs/bin/python", "mention"), ("cookbook/<folder>/<file>.py", "example")]
+    assert [e["path"] for e in refs_of(parsed, "installer.sh")] == ["scripts/installer.sh"]
+    assert [e["path"] for e in refs_of(parsed, "more patches")] == ["a.patch", "b.patch"]
+    assert [(e["symbol"], e["path"]) for e in refs_of(parsed, "RunCommand")] == [
+        ("RunCommand", "internal/th/th.go"), ("CmdTest", "internal/th/th.go")]
+    assert [(e["symbol"], e["path"]) for e in refs_of(parsed, "digraph.DAG")] == [("digraph.DAG", "internal/digraph/dag.go")]
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "update_cache")] == [("./update_cache.sh", "example")]

@@ -87,8 +87,8 @@ from memtui.importers.reader import ImportFileError
 from memtui.importers.records import (ImportContext, Item, Parsed, norm_text, read_text, record_error, tag,
                                       type_for_label, type_for_text)
 from memtui.importers.refs import _CODE_SPAN as _RCODE
-from memtui.importers.refs import (_URL, RawRef, RefResolver, Where, code_line_refs, command_refs, find_refs,
-                                   looks_like_path)
+from memtui.importers.refs import (_URL, RawRef, RefResolver, Where, _span_refs, code_line_refs, command_refs,
+                                   find_refs, looks_like_path)
 
 __all__ = ["parse_markdown", "split_blocks", "Block", "find_corrections", "MAX_IMPORT_DEPTH"]
 
@@ -474,6 +474,7 @@ def _tree_blocks(entries: list[_Entry], first: int, count: int, roots: set[str],
 
 _SHELL_FENCES = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session", "shellsession"})
 _DIAGRAM_FENCES = frozenset({"mermaid", "plantuml", "puml", "uml", "dot", "graphviz", "d2"})
+_CONFIG_FENCES = frozenset({"yaml", "yml", "toml", "ini", "conf", "properties", "env", "dockerfile", "hcl"})
 _PROMPT = re.compile(r"^\s*(?:\$|%|>)\s+")
 _COMMANDISH = re.compile(r"^(?:sudo\s+)?(?:\.{0,2}/)?[a-z0-9_][\w.+/-]*(?:\s|$)")
 
@@ -543,6 +544,11 @@ def _code_blocks(body: list[str], first: int, info: str, block, blocks: list[Blo
         n = first + k
         line = raw.rstrip("\n").rstrip("\r")
         refs = [] if not line.strip() else find_refs(line) if prose else code_line_refs(line)
+        if info in _CONFIG_FENCES and line.strip():  # command: ./update_cache.sh (an unquoted value)
+            refs += [r for r in _span_refs(line.strip(), 0) if r.kind in ("path", "glob") and not r.exact and
+                     not any(o.target == r.target for o in refs)]
+            for r in refs:
+                r.illustrative = True
         if prose:
             for r in refs:
                 r.illustrative = True

@@ -81,7 +81,7 @@ _PLAIN_CAMEL = re.compile(r"(?<![\w./@$`-])([A-Z][a-z0-9]+(?:[A-Z]+[a-z0-9]+)+|[
 _DOTTED_CLASS = re.compile(r"(?<![\w./@-])([A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(\(\))?(?![\w/-])")
 _CALL = re.compile(r"(?<![\w.$])((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]+|"
                    r"[a-z][a-z0-9]*[A-Z]\w*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+))\(\)")
-_TOKEN = re.compile(r"[^\s()\[\]<>,;\"'|`]+")
+_TOKEN = re.compile(r"(?:[^\s()\[\]<>,;\"'|`]|<[A-Za-z][\w-]*>)+")
 _GLOB_CHARS = re.compile(r"[*?]|\{[^{}]*,[^{}]*\}|\[[^\]]+\]|(?<!\$)\{[A-Za-z_][\w-]*\}")
 _PLACEHOLDER = re.compile(r"(?:^|[/_.\-\s])(?:foo|bar|baz|qux|quux|xxx+|yyy+|example)(?:$|[/_.\-\s(])|"
                           r"(?:^|[/.\-])(?:my|your)[_\-]|<[^>]+>|\{\{|\.\.\.|…|"
@@ -89,6 +89,11 @@ _PLACEHOLDER = re.compile(r"(?:^|[/_.\-\s])(?:foo|bar|baz|qux|quux|xxx+|yyy+|exa
 _NAMED_FILE = re.compile(r"(?:module|file|test|package|class|crate|some|your|my)[_-]?name\.[A-Za-z][A-Za-z0-9]{0,7}", re.I)
 _NODE_ID = re.compile(r"^(?P<path>[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,11})::(?P<name>[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?:\[.*\])?$")
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_VAR_PATH = re.compile(r"^\$\{?[A-Za-z_]\w*\}?/([\w.@+-][\w.@+/-]*)$")  # cd $it_dir/graalvm_tests
+_REPO_URL = re.compile(r"https?://(?:raw\.githubusercontent\.com/[^/\s]+/[^/\s]+/[^/\s]+|"
+                       r"github\.com/[^/\s]+/[^/\s]+/(?:blob|tree)/[^/\s]+)/([^\s?#)>\]`'\"]+)")
+_PLACEHOLDER_CODE = re.compile(r"(?:^|[.#])(?:TestClass|SomeClass|ClassName|MyClass|testMethod|methodName)(?:$|[.#(])")
+_CODE_EXPR = re.compile(r"^[A-Za-z_$][\w$.]*\(.*\)\S*$")  # th.RunCommand(t, cmd.CmdStatus(), ...)
 _HTML_TAG = re.compile(r"</?(?:br|b|i|em|strong|code|sub|sup|p|div|span|hr|img|u|s|small|kbd|li|ul|ol|tt)\b[^<>]*?/?>",
                        re.I)
 # folders most repositories or their builds have: "reports generated in target/site/jacoco" is a path
@@ -198,12 +203,27 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
     c = code.strip()
     if not c or _URL.fullmatch(c):
         return []
+    if _CODE_EXPR.match(c) and any(ch.isspace() for ch in c):  # an expression: its calls and qualified names
+        return [r for r in code_line_refs(c) if r.kind == "symbol"]
     if any(ch.isspace() for ch in c):  # a command or a snippet: its path tokens
         out = []
         for m in _TOKEN.finditer(c):
             tok = m.group(0).rstrip(".:!?")
+            var = _VAR_PATH.match(tok)
+            if var:  # a path below a folder a variable holds: found by its tail
+                out.append(RawRef("path", var.group(1), start + m.start() + tok.index("/") + 1, literal=False))
+                continue
+            url = _REPO_URL.match(tok)
+            if url:  # a file of a repository on GitHub: this one's when it has it
+                out.append(RawRef("path", url.group(1), start + m.start() + url.start(1), literal=False))
+                continue
             if _HOME.fullmatch(tok) and "/" in tok:
                 out.append(RawRef("path", tok, start + m.start(), outside=True))
+                continue
+            sel = re.match(r"^-Dtest=([A-Za-z_][\w.]*)#(\w+)$", tok)
+            if sel:  # mvn -Dtest=org.acme.RuleTest#resolves: a test method
+                out.append(RawRef("symbol", sel.group(1) + "#" + sel.group(2), start + m.start() + 7,
+                                  symbol=sel.group(1).rsplit(".", 1)[-1] + "." + sel.group(2)))
                 continue
             v = _VALUE.match(tok)  # --config=app.yml, TEST=x.test, --theirs/.beads/x.jsonl (a path glued to a flag)
             if v and "://" not in tok and ("/" in v.group(1) or looks_like_path(v.group(1))
@@ -246,6 +266,10 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
     if "/" in c:
         if not re.search(r"[A-Za-z0-9_]", c) or _versionish(c) or c.startswith("//"):
             return []
+        segs = c.split("/")
+        if len(segs) > 1 and all(re.fullmatch(r"[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{1,7}", seg) for seg in segs):
+            # `grpc-cython-copts.patch/grpc-python.patch`: two files, not a file inside a file
+            return [RawRef("path", seg, start + c.index(seg)) for seg in segs]
         return [RawRef("path", c, start)]
     if _VERSION.match(c):
         return []
@@ -266,7 +290,11 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
             return [RawRef("module", c, start, symbol=name)]
         if call and _LOWER_ID.match(parts[0]):
             return [RawRef("symbol", c, start, symbol=".".join(parts[1:]))]  # obj.method(): a method
-        return [RawRef("symbol", c, start, symbol=name)]
+        out = [RawRef("symbol", c, start, symbol=name)]
+        if call and len(parts) == 2 and _CAMEL.match(parts[0]) and parts[0][:1].islower():
+            # mockIpcRenderer.invoke(): the object may be a name the code defines (a helper, a module const)
+            out.append(RawRef("symbol", parts[0], start, literal=False, symbol=parts[0]))
+        return out
     if name.isupper() and not call:  # an env var, or a constant: a reference only when it is defined
         return [RawRef("symbol", c, start, literal=False, symbol=name)] if len(name) > 2 and "_" in name else []
     if call or "_" in name.strip("_") or _CAMEL.match(name) or (name[:1].isupper() and any(
@@ -285,7 +313,8 @@ def _node_refs(node: re.Match, start: int) -> list[RawRef]:
 
 def _mark_placeholders(refs: list[RawRef]) -> list[RawRef]:
     for r in refs:
-        r.placeholder = r.placeholder or bool(_PLACEHOLDER.search(r.target) or _PLACEHOLDER_CAMEL.match(r.target))
+        r.placeholder = r.placeholder or bool(_PLACEHOLDER.search(r.target) or _PLACEHOLDER_CAMEL.match(r.target)
+                                              or _PLACEHOLDER_CODE.search(r.target))
     return refs
 
 
@@ -299,7 +328,7 @@ def command_refs(command: str) -> list[RawRef]:
         return []
     found = _mark_placeholders(_span_refs(command, 0))
     refs = [r for r in found if r.kind in ("path", "glob")]
-    if any(not r.exact for r in refs):
+    if any(not r.exact for r in refs) or any(r.kind == "symbol" and r.literal for r in found):
         return [r for r in found if r.kind in ("path", "glob") or r.literal]  # and a test a node id names
     # a line of bare names counts when one is a folder argument (``make -C turso-test-runner``,
     # ``cd web-app``) or a hyphenated/underscored name (``npm test`` still names nothing)
@@ -411,6 +440,11 @@ def code_line_refs(line: str) -> list[RawRef]:
             continue
         full = m.group(1)
         parts = re.split(r"\.|::", full)
+        if len(parts) == 2 and parts[0].islower() and parts[0] not in _RECEIVERS and parts[-1][:1].isupper() \
+                and len(parts[-1]) >= 3 and not parts[-1].isupper():
+            at = m.start(1) + len(parts[0]) + 1  # Go's test.CmdTest: the type CmdTest of package test
+            refs.append(RawRef("symbol", parts[-1], at, literal=False, symbol=parts[-1]))
+            continue
         if parts[0] in _RECEIVERS or len(parts[-1]) < 3 or not (
                 parts[0][:1].isupper() or parts[-1].isupper() or "::" in full):
             continue  # obj.attr: a local, not a reference (testing.T: too short to tell)
@@ -427,6 +461,9 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
     refs: list[RawRef] = []
     work = text
     for m in _URL.finditer(work):
+        url = _REPO_URL.match(m.group(0))
+        if url:
+            refs.append(RawRef("path", url.group(1), m.start() + url.start(1), literal=False))
         work = _mask(work, m.start(), m.end())
     for m in _HTML_TAG.finditer(work):  # "Extension Entry<br/>src/extension.ts" (a diagram's label)
         work = _mask(work, m.start(), m.end())
@@ -522,7 +559,8 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
     _owners(refs)
     for r in refs:
         r.example = example_before(text, r.start)
-        r.placeholder = bool(_PLACEHOLDER.search(r.target) or _PLACEHOLDER_CAMEL.match(r.target))
+        r.placeholder = bool(_PLACEHOLDER.search(r.target) or _PLACEHOLDER_CAMEL.match(r.target)
+                             or _PLACEHOLDER_CODE.search(r.target))
     return refs
 
 
@@ -550,6 +588,7 @@ def _owners(refs: list[RawRef]) -> None:
     (`` [synth.rb](mdc:app/models/provider/synth.rb) provider has a `usage` method ``): then it is a name
     that file defines, when it does (``in_file``)."""
     owner = None
+    files = [r.target for r in refs if r.kind == "path" and not r.exact and looks_like_path(r.target)]
     in_file = None
     keep = []
     for r in refs:
@@ -560,9 +599,9 @@ def _owners(refs: list[RawRef]) -> None:
                 owner = r.symbol
             elif not r.symbol[:1].isupper():
                 if r.owner == "" and owner is None:
-                    if in_file is None:
+                    if in_file is None and not files:
                         continue
-                    r.in_file = in_file
+                    r.in_file = in_file or files[0]  # "the `log` class from `log.ts`": a file named after it
                 r.owner = owner
         keep.append(r)
     refs[:] = keep
@@ -752,8 +791,6 @@ class RefResolver:
             want_folder = ref.target.endswith("/")
             hit = self.resolve_path(ref.target, bases, folder=want_folder, suffix=not (ref.exact or ref.illustrative))
             if hit is None and not ref.literal:
-                return []
-            if hit is not None and hit[0] == where.own:
                 return []
             example = ref.example or ((ref.placeholder or ref.illustrative) and hit is None)
             if hit is not None:

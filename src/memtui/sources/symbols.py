@@ -25,7 +25,7 @@ A lookup name matches a symbol when it is a dotted suffix of its qualified
 name (``resolve`` finds ``RuleRegistry.resolve``); a Java name may also carry the file's
 package (``com.acme.order.validation.RuleRegistry.resolve``), a name in another language its
 module (``tools.BASH`` for ``BASH`` in ``tools.py``; the folder for ``__init__.py``, ``mod.rs``,
-``index.ts``, ``lib.rs``). Python module-level assignments (``PROMPT_FILES = {...}``) are definitions, and so
+``index.ts``, ``lib.rs``; a Go name its package clause, ``digraph.DAG``). Python module-level assignments (``PROMPT_FILES = {...}``) are definitions, and so
 is a package's re-export under a new name (``from .handler import LangchainHandler as CallbackHandler`` at
 the top of an ``__init__.py`` defines ``CallbackHandler``; a plain import defines nothing). With several matches the exact
 qualified name wins, then the shallowest, then the first in the file (Java overloads).
@@ -428,6 +428,11 @@ class SymbolIndex:
                         if sub.type in ("scoped_identifier", "identifier"):
                             package = tuple(sub.text.decode("utf-8", "replace").split("."))
                     break
+        if lang_name == "go":  # ``digraph.DAG``: a Go name qualified by its package clause
+            clause = next((c for c in tree.root_node.named_children if c.type == "package_clause"), None)
+            ident = next((c for c in clause.named_children if c.type == "package_identifier"), None) if clause else None
+            if ident is not None:
+                package = (_text(ident),)
         if not package:  # ``tools.BASH``: a name qualified by its module (file stem, or folder for __init__.py)
             parts = path.rsplit("/", 2)
             stem = parts[-1].rsplit(".", 1)[0]
