@@ -660,3 +660,17 @@ def test_self_reference_variables_placeholders_urls_and_code_expressions(tmp_pat
         ("RunCommand", "internal/th/th.go"), ("CmdTest", "internal/th/th.go")]
     assert [(e["symbol"], e["path"]) for e in refs_of(parsed, "digraph.DAG")] == [("digraph.DAG", "internal/digraph/dag.go")]
     assert [(e["target"], e["ref"]) for e in refs_of(parsed, "update_cache")] == [("./update_cache.sh", "example")]
+
+
+def test_placeholder_tree_roots_and_a_dot_glued_to_a_folder(tmp_path):
+    """A tree rooted at ``specs/<spec-name>/`` shows the layout of any spec folder: its root is an
+    example; ``.src/utils/`` (no ``.src`` folder) is ``src/utils`` written with a stray dot, while
+    ``.github/workflows`` stays itself."""
+    parsed, head = parsed_repo(tmp_path / "s", [
+        "Each spec:\n\n```\nspecs/<spec-name>/\n├── CLAUDE.md      # instructions\n└── plan.md        # the plan\n```\n\n",
+        "- Move helpers into `.src/utils/`\n", "- CI lives in `.github/workflows/`\n"], {
+        "src/utils/a.ts": "export const a = 1\n", ".github/workflows/ci.yml": "on: push\n"})
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "`specs/<spec-name>/`")] == [("specs/<spec-name>/", "example")]
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "the plan")] == [("plan.md", "example")]
+    assert [e["path"] for e in refs_of(parsed, "helpers")] == ["src/utils"]
+    assert [e["path"] for e in refs_of(parsed, "CI lives")] == [".github/workflows"]

@@ -673,3 +673,25 @@ def test_a_glob_whose_surviving_files_moved_together_is_moved(tmp_path):
     checks, _ = check_of(r, [mention(1, "testing/*.test", anchor, typ="glob", target="./testing/*.test")])
     assert (checks[1].reason_code, checks[1].current_path) == ("path_moved", "testing/system/*.test")
     assert f"in {move[:7]}" in checks[1].reason
+
+
+def test_a_folder_name_reused_for_other_files_is_moved(tmp_path):
+    """``internal/agent/`` (the execution agent) was moved to ``internal/runtime/agent``; later a new,
+    unrelated ``internal/agent/`` package appeared: the line's folder was moved, not still there. A folder
+    that kept most of its files is still valid."""
+    r = Repo(tmp_path / "r")
+    for name in ("agent", "runner", "status"):
+        r.write(f"internal/agent/{name}.go", f"package agent\n\nfunc {name.title()}() {{}}\n")
+        r.write(f"internal/models/{name}.go", f"package models\n\ntype {name.title()} struct{{}}\n")
+    anchor = r.commit("start")
+    for name in ("agent", "runner", "status"):
+        r.mv(f"internal/agent/{name}.go", f"internal/runtime/agent/{name}.go")
+    move = r.commit("move the execution agent")
+    r.write("internal/agent/llm.go", "package agent\n\nfunc Chat() {}\n")
+    r.rm("internal/models/runner.go")
+    r.commit("an LLM agent")
+    checks, _ = check_of(r, [mention(1, "internal/agent", anchor, typ="folder", target="internal/agent/"),
+                             mention(2, "internal/models", anchor, typ="folder", target="internal/models/", mid="m2")])
+    assert (checks[1].reason_code, checks[1].current_path) == ("path_moved", "internal/runtime/agent")
+    assert f"in {move[:7]}" in checks[1].reason and "holds other files" in checks[1].reason
+    assert (checks[2].status, checks[2].reason_code) == ("valid", "exists")

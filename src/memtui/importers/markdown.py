@@ -147,7 +147,7 @@ _CHECKBOX = re.compile(r"^\[[ xX]\]\s+")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _TREE_PREFIX = re.compile(r"^[\s│├└─┬┼┃┣┗━╰╭┊┆╎|`+\\-]*")
 _TREE_CHARS = re.compile(r"[│├└─┬┼┃┣┗━╰╭]|(?:^|\s)[|`+][-─]{1,}")
-_TREE_ENTRY = re.compile(r"^(?P<name>`?[\w.@+()\[\]$*-][\w.@+()\[\]$*/-]*/?`?|\.{1,2}/?)"
+_TREE_ENTRY = re.compile(r"^(?P<name>`?(?:[\w.@+()\[\]$*-]|<[\w-]+>)(?:[\w.@+()\[\]$*/-]|<[\w-]+>)*/?`?|\.{1,2}/?)"
                          r"(?:\s+(?:#|//|--|—|–|->|<-|←|:|-)\s*(?P<c1>.*)|(?<=/)#\s*(?P<c3>.*)|\s{2,}(?P<c2>\S.*))?\s*$")
 _TREE_FENCES = frozenset({"", "text", "txt", "tree", "plain", "plaintext", "none", "ascii", "dir", "directory",
                           "filetree", "files", "structure", "md", "markdown"})
@@ -464,10 +464,13 @@ def _tree_blocks(entries: list[_Entry], first: int, count: int, roots: set[str],
         if e is root:
             target, shown = e.full, e.full
             ref = RawRef("path", target, 0, literal=False)  # the root: a folder if the checkout has it
+            if re.search(r"<[\w-]+>", target):  # specs/<spec-name>/: the layout of any such folder, an example
+                ref.literal = ref.placeholder = True
         else:
             target = e.full[len(root.full):] if root is not None else e.full
             shown = (base + "/" if base else "") + target
-            ref = RawRef("glob" if "*" in target else "path", target, 0, bases=(base,) if base else ())
+            ref = RawRef("glob" if "*" in target else "path", target, 0, bases=(base,) if base else (),
+                         placeholder=bool(re.search(r"<[\w-]+>", base)))
         text = f"`{shown}`" + (f" — {e.comment}" if e.comment else "")
         blocks.append(block("tree", [text], n, n, refs=[ref] + find_refs(e.comment)))
 

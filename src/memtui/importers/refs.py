@@ -713,6 +713,10 @@ class RefResolver:
                 return p, False
             if p in self.folders:
                 return p, True
+        if re.match(r"\.[A-Za-z]", t) and not rooted and "/" in t:  # `.src/utils/`, written for `./src/utils/`
+            fixed = self.resolve_path(t[1:], bases, folder=folder, suffix=False)
+            if fixed is not None and not any(self._norm(b, t.split("/", 1)[0]) in self.folders for b in bases):
+                return fixed
         if t.startswith("../") or t == ".." or not suffix:
             return None
         tail = posixpath.normpath(t)

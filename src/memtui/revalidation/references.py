@@ -34,6 +34,7 @@ Outcomes (``EvidenceCheck.status`` / ``reason_code``), design "revalidate":
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
 from typing import Any, Callable, Sequence
 
@@ -85,6 +86,7 @@ class _Checker:
         self.result = make_result
         self.head_tree = history.tree(head)
         self._dir_names: dict[str, tuple[str, ...]] | None = None
+        self._sorted: dict[str, list[str]] = {}  # files of a tree, sorted (folder contents by bisection)
 
     def dir_by_name(self) -> dict[str, tuple[str, ...]]:
         if self._dir_names is None:
@@ -110,6 +112,12 @@ class _Checker:
         if kind == "glob":
             return self.check_glob(ev, w, path, at)
         if self.head_tree.exists(path) and (not at.exists(path) or self.head_tree.is_dir(path) == at.is_dir(path)):
+            moved = self._folder_emptied(anchor, path, at) if at.is_dir(path) else None
+            if moved is not None:  # internal/agent/ at HEAD is another package: the old one went elsewhere
+                new, commit = moved
+                return self.result(ev, "changed", "path_moved",
+                                   f"{w} was moved to {new} in {_short(commit)} ({path} at HEAD holds other files)",
+                                   "medium", new, moved_in=commit)
             return self.result(ev, "valid", "exists", f"{w} exists at HEAD", "none", path)
         if not at.exists(path):
             return self.result(ev, "unresolvable", "reference_unresolvable",
@@ -133,6 +141,23 @@ class _Checker:
         where = f" in {_short(commit)}" if commit else f" since {_short(anchor)}"
         return self.result(ev, "deleted", "folder_deleted" if folder else "file_deleted",
                            f"{w} was deleted{where}", "high", moved_in=commit)
+
+    def _folder_emptied(self, anchor: str, path: str, at: Tree) -> tuple[str, str | None] | None:
+        """(new folder, commit) when a folder that exists at HEAD kept under a third of its files (three
+        at least) and git followed the rest to one new folder: the name was reused for something else."""
+        prefix = path + "/"
+        if at.rev not in self._sorted:
+            self._sorted[at.rev] = sorted(at.files)
+        files = self._sorted[at.rev]
+        inside = []
+        for f in files[bisect_left(files, prefix):]:
+            if not f.startswith(prefix):
+                break
+            inside.append(f)
+        if len(inside) < 3 or sum(f in self.head_tree.files for f in inside) * 3 >= len(inside):
+            return None
+        new, commit, how = self._folder_move(anchor, path, at)
+        return (new, commit) if how == "history" and new and new != path else None
 
     def _file_move(self, anchor: str, path: str, at: Tree) -> tuple[str | None, str | None, str]:
         trail = self.history.follow(anchor, path)
