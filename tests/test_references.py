@@ -690,8 +690,16 @@ def test_a_folder_name_reused_for_other_files_is_moved(tmp_path):
     r.write("internal/agent/llm.go", "package agent\n\nfunc Chat() {}\n")
     r.rm("internal/models/runner.go")
     r.commit("an LLM agent")
+    for name in ("a", "b", "c"):  # a folder restructured inside itself is still there
+        r.write(f"crates/obs/src/{name}.rs", f"pub fn {name}() {{}}\n")
+    obs = r.commit("obs")
+    for name in ("a", "b", "c"):
+        r.mv(f"crates/obs/src/{name}.rs", f"crates/obs/src/metrics/{name}.rs")
+    r.commit("restructure obs")
     checks, _ = check_of(r, [mention(1, "internal/agent", anchor, typ="folder", target="internal/agent/"),
-                             mention(2, "internal/models", anchor, typ="folder", target="internal/models/", mid="m2")])
+                             mention(2, "internal/models", anchor, typ="folder", target="internal/models/", mid="m2"),
+                             mention(3, "crates/obs", obs, typ="folder", target="obs", mid="m3")])
+    assert (checks[3].status, checks[3].reason_code) == ("valid", "exists")
     assert (checks[1].reason_code, checks[1].current_path) == ("path_moved", "internal/runtime/agent")
     assert f"in {move[:7]}" in checks[1].reason and "holds other files" in checks[1].reason
     assert (checks[2].status, checks[2].reason_code) == ("valid", "exists")

@@ -416,3 +416,14 @@ def test_tcl_procs_are_definitions(tmp_path):
     assert found == {"do_execsql_test_on_db": [Definition("do_execsql_test_on_db", "testing/tester.tcl", 2, 6)],
                      "ns.helper": [Definition("ns.helper", "testing/tester.tcl", 7, 7)],
                      "helper": [Definition("ns.helper", "testing/tester.tcl", 7, 7)]}
+
+
+def test_typescript_interface_and_type_alias_fields_are_definitions():
+    """``mockIpcRenderer: IpcRenderer;`` in ``interface TestEnvironment`` defines
+    ``TestEnvironment.mockIpcRenderer`` (line 2); ``mode`` of ``type S = { mode: string }`` is ``S.mode``
+    (line 5); a parameter's inline object type (``{ x: number }``) defines nothing."""
+    ts = ("export interface TestEnvironment {\n  mockIpcRenderer: IpcRenderer;\n  run(): void;\n}\n"
+          "type S = { mode: string }\nfunction f(o: { x: number }) {}\n")
+    names = [(s.name, s.start_line, s.end_line) for s in SymbolIndex().symbols(ts, "tests/helpers.ts")]
+    assert names == [("TestEnvironment", 1, 4), ("TestEnvironment.mockIpcRenderer", 2, 2), ("TestEnvironment.run", 3, 3),
+                     ("S", 5, 5), ("S.mode", 5, 5), ("f", 6, 6)]

@@ -157,7 +157,9 @@ class _Checker:
         if len(inside) < 3 or sum(f in self.head_tree.files for f in inside) * 3 >= len(inside):
             return None
         new, commit, how = self._folder_move(anchor, path, at)
-        return (new, commit) if how == "history" and new and new != path else None
+        if how != "history" or not new or new == path or new.startswith(prefix) or path.startswith(new + "/"):
+            return None  # restructured inside itself (crates/obs/src/... -> crates/obs/src/metrics/...): still there
+        return new, commit
 
     def _file_move(self, anchor: str, path: str, at: Tree) -> tuple[str | None, str | None, str]:
         trail = self.history.follow(anchor, path)

@@ -10,7 +10,8 @@ definitions, a line each, to the line that closes the body). Other files have no
 Symbols are definitions only, named by their dotted qualified name inside the file:
 ``RuleRegistry``, ``RuleRegistry.resolve``, ``Outer.Inner.method``; Python ``Class.method``,
 ``function``, ``outer.inner``; TS/JS classes, interfaces, type aliases, enums, namespaces,
-functions, class methods and fields holding functions (``Router.route``), top-level
+functions, class methods and fields holding functions (``Router.route``), the fields interfaces and
+object type aliases declare (``TestEnvironment.mockIpcRenderer``), top-level
 ``const``s and function-valued ``let``/``var``s; Go functions, methods qualified by receiver
 type (``func (r *Router) Route()`` is ``Router.Route``), each ``type`` spec, interface methods
 (``Reader.Read``), top-level ``const``/``var`` names; Rust fns, structs, enums, unions,
@@ -62,7 +63,7 @@ _DECLS = {
                    "type_alias_declaration", "enum_declaration", "function_declaration",
                    "generator_function_declaration", "function_signature", "method_definition",
                    "abstract_method_signature", "method_signature", "variable_declarator",
-                   "public_field_definition", "internal_module", "module"),
+                   "public_field_definition", "internal_module", "module", "property_signature"),
     "javascript": ("class_declaration", "function_declaration", "generator_function_declaration",
                    "method_definition", "variable_declarator", "field_definition"),
     "go": ("function_declaration", "method_declaration", "type_spec", "type_alias", "method_elem",
@@ -265,6 +266,12 @@ def _def_names(lang: str, node) -> list[tuple[str, ...]]:
                                       or (parent.type == "object" and owner is not None
                                           and owner.type == "variable_declarator"
                                           and owner.parent is not None and _top_level(owner.parent))):
+                return []
+        elif t == "property_signature":  # a field an interface or an object type alias declares
+            parent = node.parent
+            owner = parent.parent if parent is not None else None
+            if parent is None or not (parent.type == "interface_body" or (
+                    parent.type == "object_type" and owner is not None and owner.type == "type_alias_declaration")):
                 return []
         elif t in ("public_field_definition", "field_definition"):
             value = node.child_by_field_name("value")
