@@ -143,8 +143,9 @@ class _Checker:
                            f"{w} was deleted{where}", "high", moved_in=commit)
 
     def _folder_emptied(self, anchor: str, path: str, at: Tree) -> tuple[str, str | None] | None:
-        """(new folder, commit) when a folder that exists at HEAD kept under a third of its files (three
-        at least) and git followed the rest to one new folder: the name was reused for something else."""
+        """(new folder, commit) when a folder that exists at HEAD kept at most a tenth of its files (of
+        three at least) and none of its subfolders, and git followed the rest to one new folder outside it:
+        the name was reused for something else."""
         prefix = path + "/"
         if at.rev not in self._sorted:
             self._sorted[at.rev] = sorted(at.files)
@@ -154,8 +155,11 @@ class _Checker:
             if not f.startswith(prefix):
                 break
             inside.append(f)
-        if len(inside) < 3 or sum(f in self.head_tree.files for f in inside) * 3 >= len(inside):
+        if len(inside) < 3 or sum(f in self.head_tree.files for f in inside) * 10 > len(inside):
             return None
+        if any(self.head_tree.is_dir(prefix + f[len(prefix):].split("/", 1)[0]) for f in inside
+               if "/" in f[len(prefix):]):
+            return None  # a subfolder of it is still there (testing/cli_tests/): thinned out, not reused
         new, commit, how = self._folder_move(anchor, path, at)
         if how != "history" or not new or new == path or new.startswith(prefix) or path.startswith(new + "/"):
             return None  # restructured inside itself (crates/obs/src/... -> crates/obs/src/metrics/...): still there
