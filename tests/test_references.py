@@ -76,17 +76,6 @@ def test_named_file_moved_deleted_edited_and_never_existed(moved_repo):
     assert (checks[2].status, checks[2].reason_code) == ("valid", "exists")
     # a file the line merely names is not "changed" because it was edited
     assert (checks[3].status, checks[3].reason_code) == ("valid", "exists")
-    # a folder that moved most of its files away but kept a subfolder of its own is thinned out, not reused
-    r.write("testing/cli_tests/t.py", "T = 1\n")
-    for name in ("a", "b", "c", "d"):
-        r.write(f"testing/{name}.test", f"test {name}\n")
-    kept = r.commit("tests")
-    for name in ("a", "b", "c", "d"):
-        r.mv(f"testing/{name}.test", f"conformance/{name}.test")
-    r.write("testing/runner.py", "R = 1\n")
-    r.commit("move the tests")
-    thinned, _ = check_of(r, [mention(4, "testing", kept, typ="folder", target="./testing/", mid="m4")])
-    assert (thinned[4].status, thinned[4].reason_code) == ("valid", "exists")
     # the reason names the commit that deleted it, not the anchor
     assert (checks[4].status, checks[4].reason_code, checks[4].moved_in) == ("deleted", "file_deleted", delete)
     assert delete[:7] in checks[4].reason and anchor[:7] not in checks[4].reason
