@@ -17,8 +17,11 @@ unlabelled when every line looks like a command) that names a path (``./scripts/
 code span after its lead-in's or nearest heading's subject (``Release: `go build ./cmd/bd```); a
 comment line there is prose. Each line of a block in another language (or a ``text`` block that is no
 tree) that names something :func:`memtui.importers.refs.code_line_refs` accepts is one candidate the
-same way (a line whose only names are calls defined nowhere is skipped); other lines stay skipped as
-"code block". A heading that names a reference (a code span or path the rules of
+same way (a line whose only names are calls defined nowhere is skipped); a diagram (``mermaid``,
+``plantuml``, ``dot``, ...) is read as prose, a config block (``yaml``, ``toml``, ...) also for its unquoted
+path values; other lines stay skipped as "code block". The entries of a list of bare names under a
+lead-in, and the classes of a diagram, are held even where one resolves nowhere when at least two and
+half of the others resolve (``audit-logger`` among the crates: it never existed). A heading that names a reference (a code span or path the rules of
 :mod:`memtui.importers.refs` accept without checking the checkout: ``### Phase 2 (`base-action/`)``)
 is a candidate too (its own line, its references; it still gives its folder to the lines below, not to
 itself); other headings are context only. Every other line is listed in ``Parsed.skipped`` with why (heading, blank, code

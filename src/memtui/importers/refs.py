@@ -35,9 +35,18 @@ What counts as a reference:
   (under the heading's folder, the tree root, the file's folder or the repository root; never as a
   unique suffix, too loose for bare words): ``cd nowhere`` or ``**Overview**:`` name nothing.
 
+* also: a test id ``tests/test_x.py::test_y`` (the file and the test); ``$var/path`` (the path by its
+  tail); a raw/blob GitHub URL (the file it names, when this repository has it); a code expression in a
+  span (``th.RunCommand(t, cmd.CmdStatus())``: its calls, Go ``pkg.Type`` names, a camelCase object);
+  ``-Dtest=Class#method``; ``a.patch/b.patch`` (two files); ``{name}`` segments (a placeholder, checked
+  as a glob); a lowercase name beside a file the line names (a name that file defines); "the src
+  folder" (a bare word before folder/directory); prose paths under common top folders
+  (``target/site/jacoco``) even when unresolved; ``<br/>`` and other HTML tags are no paths.
+
 A reference is an *example* (no commit, never checked) when introduced by "e.g.", "for example",
 "for instance", "such as", "examples:" or "like", or when its name is a placeholder (``foo``,
-``bar``, ``baz``, ``example``, ``my_``/``your_``, ``xxx``, ``<name>``) that resolves nowhere.
+``bar``, ``baz``, ``example``, ``my_``/``your_``, ``xxx``, ``<name>``, ``modulename.test``,
+``TestClass#testMethod``) that resolves nowhere.
 """
 
 from __future__ import annotations
