@@ -19,8 +19,9 @@ every labelled reference (line, text):
 Prints one JSON object: ``stale_recall`` (stale + moved labels flagged with a reason naming
 them), ``false_flag_rate`` (valid labels flagged), ``moves_named`` (moved labels reported with
 the right new path), ``lines_lost`` (labelled references no memory holds), ``never_existed_flagged``,
-``example_flagged``, ``seconds`` per repository and per-repository counts; ``--details`` adds
-each miss. Progress goes to stderr.
+``example_flagged``, ``seconds`` per repository and per-repository counts; ``naive``: the same figures
+for the naive check in the same run (what the line wrote is missing at HEAD: ``ls-tree`` for paths,
+``git grep -w`` for names; it names no move); ``--details`` adds each miss. Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -118,8 +120,36 @@ def run_one(spec: dict, mirror: Path, tmp: Path) -> dict:
     if mt.returncode != 0:
         raise RuntimeError(f"maintain failed: {mt.stderr.strip()[-500:]}")
     t_maintain = time.perf_counter() - t1
-    return {"db": db, "import_seconds": t_import, "maintain_seconds": t_maintain,
+    return {"db": db, "import_seconds": t_import, "maintain_seconds": t_maintain, "work": work,
             "maintain_out": mt.stdout.strip().splitlines()[-1:] if mt.stdout else []}
+
+
+def naive(spec: dict, work: Path) -> dict:
+    """The naive check on the same labels: a reference is stale when what the line wrote is not at HEAD —
+    a path (``./`` and a leading ``/`` dropped) that ``git ls-tree`` does not list, or a name (a symbol,
+    a glob's literal part) that ``git grep -w`` finds in no file; it never names a new path."""
+    head = spec["headCommit"]
+    listed = git(work, "ls-tree", "-r", "--name-only", "--full-tree", head).splitlines()
+    paths = set(listed) | {"/".join(p.split("/")[:k]) for p in listed for k in range(1, p.count("/") + 1)}
+    words = sorted({re.sub(r"\(.*\)$", "", str(r["text"]).strip("`")).replace("::", ".").rsplit(".", 1)[-1]
+                    for r in spec.get("references") or [] if r.get("kind") == "symbol"} - {""})
+    found: set[str] = set()
+    if words:
+        args = ["grep", "-h", "-o", "-w", "-F", "-I"] + [a for w in words for a in ("-e", w)] + [head, "--"]
+        out = subprocess.run(["git", *args], cwd=work, env=GIT_ENV, capture_output=True, text=True).stdout
+        found = set(out.split())
+    hit = {"stale_flagged": 0, "valid_flagged": 0, "moved_named": 0}
+    for ref in spec.get("references") or []:
+        text = str(ref["text"]).strip().strip("`")
+        if ref.get("kind") == "symbol":
+            gone = re.sub(r"\(.*\)$", "", text).replace("::", ".").rsplit(".", 1)[-1] not in found
+        else:
+            gone = re.sub(r"^(?:mdc:|classpath:)", "", text).lstrip("/").removeprefix("./").rstrip("/") not in paths
+        if ref["label"] in ("stale", "moved"):
+            hit["stale_flagged"] += gone
+        elif ref["label"] == "valid":
+            hit["valid_flagged"] += gone
+    return hit
 
 
 def load_store(db: Path, memfile: str):
@@ -154,6 +184,12 @@ def names(e, text: str) -> bool:
     return bool(w) and "/" in w and (w.endswith("/" + bare) or bare.endswith("/" + w))
 
 
+def _glob_form(path: str | None) -> str:
+    """A path compared as a glob: ``db/migration/{vendor}`` (a placeholder segment, as the line wrote it)
+    and ``db/migration/*`` (as a label may write the same) are one pattern; a trailing ``/`` is dropped."""
+    return re.sub(r"(?<!\$)\{[A-Za-z_][\w-]*\}", "*", (path or "").rstrip("/"))
+
+
 def score(spec: dict, memories, spans, evidence) -> dict:
     counts = {k: 0 for k in ("valid", "moved", "stale", "never-existed", "example")}
     hit = {"stale_flagged": 0, "valid_flagged": 0, "moved_named": 0, "lost": 0, "never_flagged": 0,
@@ -178,8 +214,8 @@ def score(spec: dict, memories, spans, evidence) -> dict:
                 misses.append(f"missed {label} line {line} {text!r}: " + "; ".join(
                     f"{e.status}/{e.reason_code}: {e.status_reason}" for e in evs))
             if label == "moved":
-                want = str(ref.get("newPath") or "").rstrip("/")
-                if any(e.reason_code == "path_moved" and (e.current_path or "").rstrip("/") == want for e in flagged) or \
+                want = _glob_form(str(ref.get("newPath") or ""))
+                if any(e.reason_code == "path_moved" and _glob_form(e.current_path) == want for e in flagged) or \
                         any(e.status == "valid" and e.reason_code == "symbol_relocated" and e.current_path == want
                             for e in evs) or \
                         any(e.reason_code == "symbol_renamed" and e.current_path == want for e in flagged):
@@ -214,6 +250,7 @@ def main() -> None:
     per_repo = {}
     totals = {"stale": 0, "moved": 0, "valid": 0, "never-existed": 0, "example": 0, "stale_flagged": 0,
               "valid_flagged": 0, "moved_named": 0, "lost": 0, "never_flagged": 0, "example_flagged": 0, "refs": 0}
+    naive_totals: dict[str, int] = {}
     for path in sorted(args.corpus.glob("*.yaml")):
         spec = yaml.safe_load(path.read_text())
         if args.only and args.only not in spec["repo"]:
@@ -233,6 +270,7 @@ def main() -> None:
             result["seconds"] = round(time.perf_counter() - t0, 2)
             result["import_seconds"] = round(run["import_seconds"], 2)
             result["maintain_seconds"] = round(run["maintain_seconds"], 2)
+            result["naive"] = naive(spec, run["work"])
         except Exception as exc:  # one broken repository does not stop the corpus
             per_repo[spec["repo"]] = {"error": str(exc)}
             say(f"  error: {exc}")
@@ -244,6 +282,8 @@ def main() -> None:
             totals["refs"] += v
         for k in ("stale_flagged", "valid_flagged", "moved_named", "lost", "never_flagged", "example_flagged"):
             totals[k] += result[k]
+        for k, v in result["naive"].items():
+            naive_totals[k] = naive_totals.get(k, 0) + v
         if not args.details:
             result.pop("misses")
         per_repo[spec["repo"]] = result
@@ -259,6 +299,10 @@ def main() -> None:
         "never_existed_flagged": totals["never_flagged"],
         "example_flagged": totals["example_flagged"],
         "targets": {"stale_recall": 0.95, "false_flag_rate": 0.05, "moves_named": 0.9, "lines_lost": 0},
+        "naive": {  # the same labels checked as written (see naive()): what memtui adds over it
+            "stale_recall": round(naive_totals.get("stale_flagged", 0) / gone, 3) if gone else None,
+            "false_flag_rate": round(naive_totals.get("valid_flagged", 0) / totals["valid"], 3) if totals["valid"] else None,
+            "moves_named": 0.0 if totals["moved"] else None},
         "seconds": {repo: r.get("seconds") for repo, r in per_repo.items()},
         "per_repository": per_repo,
     }

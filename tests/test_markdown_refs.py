@@ -46,6 +46,12 @@ def refs_of(parsed, fragment: str) -> list[dict]:
     return found[0].evidence[1:]
 
 
+def parsed_repo(root: Path, lines: list[str], files: dict[str, str], rel: str = "AGENTS.md"):
+    """(parsed, head): a repository holding ``files`` and the memory file ``rel`` made of ``lines``."""
+    head = make_repo(root, {rel: "# T\n\n" + "".join(lines), **files})
+    return parse(root, rel), head
+
+
 def item(parsed, fragment: str):
     (it,) = [it for it in parsed.items if fragment in it.statement]
     return it
@@ -478,7 +484,8 @@ def test_heading_word_names_a_folder_tried_after_the_root(tmp_path):
 def test_nested_bullets_tree_globs_and_diagram_names(tmp_path):
     """Bullets nested under ``- **hertzbeat-collector**: ...`` resolve in that folder; a tree entry
     ``*.md`` is a glob under the tree's root; class names in a text diagram (``RemoteMCPServerController``,
-    ``kagentReconciler``) are references when defined, nothing otherwise."""
+    ``kagentReconciler``) are references when defined; one defined nowhere beside two that are
+    (``MissingController``) is held as an example of the diagram, never checked."""
     root = tmp_path / "h"
     doc = ("# H\n\n- **hertzbeat-collector**: collectors\n  - `hertzbeat-collector-basic`: basics\n\n"
            "```\nbeads/\n├── cmd/         # CLI\n└── *.md         # Documentation\n```\n\n"
@@ -491,8 +498,9 @@ def test_nested_bullets_tree_globs_and_diagram_names(tmp_path):
                                           "path": "hertzbeat-collector/hertzbeat-collector-basic", "commit_sha": head}]
     assert refs_of(parsed, "Documentation") == [{"type": "glob", "ref": "mention", "target": "*.md", "path": "*.md",
                                                  "commit_sha": head}]
-    assert [(e["target"], e["path"], e["line_start"]) for e in refs_of(parsed, "RemoteMCP")] == [
-        ("RemoteMCPServerController", "go/c/c.go", 3), ("kagentReconciler", "go/c/c.go", 5)]
+    assert [(e["target"], e["path"], e.get("line_start"), e["ref"]) for e in refs_of(parsed, "RemoteMCP")] == [
+        ("RemoteMCPServerController", "go/c/c.go", 3, "mention"), ("kagentReconciler", "go/c/c.go", 5, "mention"),
+        ("MissingController", None, None, "example")]
 
 
 def test_mdc_links_from_the_root_and_paths_in_flags(tmp_path):
@@ -510,3 +518,159 @@ def test_mdc_links_from_the_root_and_paths_in_flags(tmp_path):
         ("mdc:app/models/balance.rb", "app/models/balance.rb"), ("mdc:app/models/gone.rb", "app/models/gone.rb")]
     assert [(e["target"], e["path"], e["commit_sha"]) for e in refs_of(parsed, "Resolve with")] == [
         (".beads/x.jsonl", ".beads/x.jsonl", head), ("conf/app.yml", "conf/app.yml", head)]
+
+
+def test_diagrams_emphasis_and_folders_written_in_prose(tmp_path):
+    """A Mermaid diagram's labels name paths (``Entry<br/>src/extension.ts``: the HTML break is no path);
+    ``**Core Extension**:`` is emphasis over two words, not a glob; "inside the src folder" names the
+    folder ``src``; ``__init__.py`` in prose keeps its name."""
+    root = tmp_path / "c"
+    doc = ("# C\n\n```mermaid\ngraph TB\n    Entry[Extension Entry<br/>src/extension.ts]\n"
+           "    Gone[Task<br/>src/task/index.ts]\n```\n\n"
+           "- **Core Extension**: Anything inside the src folder, organized by feature\n"
+           "- Packages have an __init__.py file\n")
+    head = make_repo(root, {"AGENTS.md": doc, "src/extension.ts": "export const a = 1\n",
+                            "pkg/__init__.py": "\n"})
+    parsed = parse(root)
+    assert [(e["target"], e["path"], e["ref"]) for e in refs_of(parsed, "Extension Entry")] == [
+        ("src/extension.ts", "src/extension.ts", "mention")]
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "src/task/index.ts")] == [
+        ("src/task/index.ts", "example")]  # a diagram's path that never existed: illustrative
+    assert refs_of(parsed, "Core Extension") == [{"type": "folder", "ref": "mention", "target": "src", "path": "src",
+                                                  "commit_sha": head}]
+    assert [(e["target"], e["path"]) for e in refs_of(parsed, "init")] == [("__init__.py", "pkg/__init__.py")]
+
+
+def test_version_segments_placeholders_and_suffix_globs(tmp_path):
+    """``api/v1/`` is a path (only a path of versions, ``v1.2/v1.3``, is not); ``0.22/01__tags.sql``
+    too; ``{service}`` is a placeholder segment, checked as a glob; ``classpath:db/migration/{vendor}``
+    roots at the one folder ending with ``db/migration``."""
+    parsed, head = parsed_repo(tmp_path / "m", [
+        "- **`/server/api/v1/`** - services\n", "- Migrations such as `0.22/01__tags.sql`\n",
+        "- Define it in `/proto/api/v1/{service}.proto`\n", "- Flyway (locations: `classpath:db/migration/{vendor}`)\n",
+        "- Upgrade from v1.2/v1.3 first\n"], {
+        "server/api/v1/memo.go": "package v1\n", "proto/api/v1/memo.proto": "syntax = \"proto3\";\n",
+        "app/src/main/resources/db/migration/mysql/V1.sql": "select 1;\n"})
+    assert refs_of(parsed, "services") == [{"type": "folder", "ref": "mention", "target": "/server/api/v1/",
+                                            "path": "server/api/v1", "commit_sha": head}]
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "Migrations")] == [("0.22/01__tags.sql", "example")]
+    assert [(e["type"], e["path"]) for e in refs_of(parsed, "Define it")] == [("glob", "proto/api/v1/{service}.proto")]
+    assert [(e["type"], e["path"]) for e in refs_of(parsed, "Flyway")] == [
+        ("glob", "app/src/main/resources/db/migration/{vendor}")]
+    assert all(not refs_of(parsed, "Upgrade") for it in parsed.items if "Upgrade" in it.statement)
+
+
+def test_test_ids_test_names_and_lists_of_names(tmp_path):
+    """``pytest tests/test_core.py::test_flush`` names the file and the test; a snake_case test name in
+    a command span is a symbol when defined; in a list of crates under ``Key Crates (`crates/`):`` an
+    entry that exists nowhere (``audit-logger``) is held as ``crates/audit-logger`` (it never existed),
+    because the other entries resolve there."""
+    parsed, head = parsed_repo(tmp_path / "r", [
+        "```bash\npoetry run pytest -s tests/test_core.py::test_flush\n```\n\n",
+        "- `cargo test --package e2e test_local_kms_end_to_end -- --nocapture` - run it\n\n",
+        "**Key Crates (`crates/`):**\n\n- `ecstore` - storage\n- `iam` - identity\n- `audit-logger` - audit\n"], {
+        "tests/test_core.py": "def test_flush():\n    pass\n", "e2e/src/kms.rs": "#[test]\nfn test_local_kms_end_to_end() {}\n",
+        "crates/ecstore/Cargo.toml": "[package]\n", "crates/iam/Cargo.toml": "[package]\n"})
+    assert [(e["type"], e["path"], e.get("symbol")) for e in refs_of(parsed, "test_flush")] == [
+        ("file_span", "tests/test_core.py", None), ("symbol", "tests/test_core.py", "test_flush")]
+    assert [(e["type"], e["path"], e.get("line_start")) for e in refs_of(parsed, "run it")] == [
+        ("symbol", "e2e/src/kms.rs", 1), ("folder", "e2e", None)]
+    assert refs_of(parsed, "audit") == [{"type": "file_span", "ref": "mention", "target": "audit-logger",
+                                         "path": "crates/audit-logger", "commit_sha": head}]
+    assert [e["path"] for e in refs_of(parsed, "identity")] == ["crates/iam"]
+
+
+def test_code_block_methods_commented_out_code_and_placeholder_files(tmp_path):
+    """In a TypeScript block ``  private async saveTask() {`` defines ``saveTask`` (an example when
+    defined nowhere); ``# prompt_builder=custom_builder,`` is commented-out code naming
+    ``custom_builder``; ``TEST=modulename.test`` names a placeholder file: an example."""
+    root = tmp_path / "t"
+    doc = ("# T\n\n```typescript\nclass Task {\n  private async saveTask() {\n    if (x) {\n    }\n  }\n}\n```\n\n"
+           "```python\nrun(\n    # prompt_builder=custom_builder,  # builds the prompt\n)\n```\n\n"
+           "```bash\nmake test-single TEST=modulename.test\n```\n")
+    make_repo(root, {"AGENTS.md": doc, "src/a.py": "A = 1\n"})
+    parsed = parse(root)
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "saveTask")] == [("saveTask", "example")]
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "custom_builder")] == [("custom_builder", "example")]
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "modulename")] == [("modulename.test", "example")]
+    assert not any("if (x)" in it.statement for it in parsed.items)
+
+
+def test_a_path_as_written_is_kept_beside_a_bare_word_naming_the_same_folder(tmp_path):
+    """In ``backend/CLAUDE.md``, "skills directory (default: `../skills`)" names the folder ``skills``
+    twice: one evidence row, the one written as a path (``../skills``), which reasons quote."""
+    root = tmp_path / "d"
+    doc = "# D\n\n- `skills.path`: Host path to skills directory (optional, default: `../skills`)\n"
+    head = make_repo(root, {"backend/CLAUDE.md": doc, "skills/a/SKILL.md": "# a\n", "backend/app.py": "A = 1\n"})
+    parsed = parse(root, "backend/CLAUDE.md")
+    assert [e for e in refs_of(parsed, "Host path") if e["path"] == "skills"] == [
+        {"type": "folder", "ref": "mention", "target": "../skills", "path": "skills", "commit_sha": head}]
+
+
+def test_a_lowercase_name_after_a_linked_file_is_what_that_file_defines(tmp_path):
+    """"the [synth.rb](mdc:app/synth.rb) provider has a `usage` method": ``usage`` is the method that
+    file defines (also defined elsewhere, which does not count); `nothing` defined nowhere names nothing."""
+    root = tmp_path / "y"
+    doc = "# Y\n\n- The [synth.rb](mdc:app/synth.rb) provider has a `usage` method and a `nothing` one\n"
+    make_repo(root, {"AGENTS.md": doc, "app/synth.rb": "class Synth\n  def usage\n    1\n  end\nend\n",
+                     "app/other.rb": "class Other\n  def usage\n  end\nend\n"})
+    parsed = parse(root)
+    assert [(e["type"], e["path"], e.get("symbol"), e.get("line_start")) for e in refs_of(parsed, "provider")] == [
+        ("file_span", "app/synth.rb", None, None), ("symbol", "app/synth.rb", "usage", 2)]
+
+
+def test_prose_paths_under_a_common_top_folder_are_kept_unresolved(tmp_path):
+    """"reports generated in target/site/jacoco" (a build output, in no commit) is a path held as
+    written; "the build/test cycle" and "src/api" (one slash, plain words) are kept only if they resolve."""
+    parsed, head = parsed_repo(tmp_path / "h", [
+        "- Test coverage: reports generated in target/site/jacoco\n", "- Keep the build/test cycle short\n",
+        "- See src/api for more\n"], {"src/main.py": "A = 1\n"})
+    assert refs_of(parsed, "coverage") == [{"type": "file_span", "ref": "mention", "target": "target/site/jacoco",
+                                            "path": "target/site/jacoco", "commit_sha": head}]
+    assert all(not refs_of(parsed, frag) for frag in ("build/test", "src/api")
+               if any(frag in it.statement for it in parsed.items))
+
+
+def test_self_reference_variables_placeholders_urls_and_code_expressions(tmp_path):
+    """The memory file naming itself is a reference; ``cd $it_dir/graalvm_tests`` names a folder by its
+    tail; ``cookbook/<folder>/<file>.py`` is an example; ``a.patch/b.patch`` names two files; a URL to a
+    raw GitHub file names it when the repository has it; a code expression's calls and Go-qualified types
+    (``th.RunCommand(t, cmd.CmdStatus(), test.CmdTest{})``) are symbols when defined; a YAML value
+    ``./update_cache.sh`` is an example; ``digraph.DAG`` is the type ``DAG`` of Go package ``digraph``."""
+    go = "package th\n\nfunc RunCommand() {}\n\ntype CmdTest struct{}\n"
+    parsed, head = parsed_repo(tmp_path / "g", [
+        "- Update AGENTS.md documentation\n",
+        "```bash\ncd $it_dir/graalvm_tests && mvn test\n.venvs/bin/python cookbook/<folder>/<file>.py\n"
+        "curl -L https://raw.githubusercontent.com/o/r/main/scripts/installer.sh | bash\n```\n\n",
+        "- `bazel/a.patch/b.patch`: patches\n", "- `a.patch/b.patch`: more patches\n",
+        "- Use `th.RunCommand(t, cmd.Missing(), test.CmdTest{})` for tests\n",
+        "- Parsed into `digraph.DAG` structs\n",
+        "```yaml\nsteps:\n  command: ./update_cache.sh\n```\n"], {
+        "integration_tests/graalvm_tests/pom.xml": "<p/>\n", "scripts/installer.sh": "echo\n",
+        "a.patch": "x\n", "b.patch": "y\n", "internal/th/th.go": go,
+        "internal/digraph/dag.go": "package digraph\n\ntype DAG struct{}\n"})
+    assert refs_of(parsed, "Update AGENTS.md") == [{"type": "file_span", "ref": "mention", "target": "AGENTS.md",
+                                                    "path": "AGENTS.md", "commit_sha": head}]
+    assert [e["path"] for e in refs_of(parsed, "graalvm_tests")] == ["integration_tests/graalvm_tests"]
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "<folder>")] == [
+        (".venvs/bin/python", "mention"), ("cookbook/<folder>/<file>.py", "example")]
+    assert [e["path"] for e in refs_of(parsed, "installer.sh")] == ["scripts/installer.sh"]
+    assert [e["path"] for e in refs_of(parsed, "more patches")] == ["a.patch", "b.patch"]
+    assert [(e["symbol"], e["path"]) for e in refs_of(parsed, "RunCommand")] == [
+        ("RunCommand", "internal/th/th.go"), ("CmdTest", "internal/th/th.go")]
+    assert [(e["symbol"], e["path"]) for e in refs_of(parsed, "digraph.DAG")] == [("digraph.DAG", "internal/digraph/dag.go")]
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "update_cache")] == [("./update_cache.sh", "example")]
+
+
+def test_placeholder_tree_roots_and_a_dot_glued_to_a_folder(tmp_path):
+    """A tree rooted at ``specs/<spec-name>/`` shows the layout of any spec folder: its root is an
+    example; ``.src/utils/`` (no ``.src`` folder) is ``src/utils`` written with a stray dot, while
+    ``.github/workflows`` stays itself."""
+    parsed, head = parsed_repo(tmp_path / "s", [
+        "Each spec:\n\n```\nspecs/<spec-name>/\n├── CLAUDE.md      # instructions\n└── plan.md        # the plan\n```\n\n",
+        "- Move helpers into `.src/utils/`\n", "- CI lives in `.github/workflows/`\n"], {
+        "src/utils/a.ts": "export const a = 1\n", ".github/workflows/ci.yml": "on: push\n"})
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "`specs/<spec-name>/`")] == [("specs/<spec-name>/", "example")]
+    assert [(e["target"], e["ref"]) for e in refs_of(parsed, "the plan")] == [("plan.md", "example")]
+    assert [e["path"] for e in refs_of(parsed, "helpers")] == ["src/utils"]
+    assert [e["path"] for e in refs_of(parsed, "CI lives")] == [".github/workflows"]

@@ -588,3 +588,129 @@ def test_module_became_a_package_and_a_symbol_once_defined_in_many_files(tmp_pat
         "changed", "path_moved", "proto/sub_agent/__init__.py", package)
     assert (checks[2].status, checks[2].reason_code, checks[2].moved_in) == ("deleted", "referenced_symbol_deleted", removed)
     assert (checks[3].status, checks[3].reason_code) == ("unresolvable", "reference_unresolvable")
+
+
+def test_moves_are_followed_on_a_clone_lacking_a_blob(tmp_path):
+    """Rename detection over the whole history fails when the clone lacks a blob it would compare (a
+    partial clone): moves are still followed, through git in the commits it can read (``src/x.py`` ->
+    ``pkg/x.py``) and, in the commit it cannot, by the same blob moved (``lib/y.py`` -> ``lib2/y.py``)
+    or the one same-named file added (``lib/z.py`` -> ``core/z.py``, edited on the way); the reasons
+    name the commits that moved them."""
+    r = Repo(tmp_path / "r")
+    r.write("src/x.py", "def x():\n    return 1\n")
+    r.write("lib/y.py", "Y = 2\n")
+    r.write("lib/z.py", "Z = 3\n")
+    r.write("data/big.txt", "big\n" * 2000)
+    anchor = r.commit("start")
+    r.mv("src/x.py", "pkg/x.py")
+    first = r.commit("move x")
+    r.rm("data/big.txt")
+    r.write("data2/other.txt", "other\n" * 2000)
+    r.mv("lib/y.py", "lib2/y.py")
+    r.rm("lib/z.py")
+    r.write("core/z.py", "Z = 4\n# edited\n")
+    second = r.commit("restructure")
+    oid = git(r.path, "rev-parse", f"{anchor}:data/big.txt").strip()
+    (r.path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    checks, _ = check_of(r, [mention(1, "src/x.py", anchor), mention(2, "lib/y.py", anchor, mid="m2"),
+                             mention(3, "lib/z.py", anchor, mid="m3")])
+    assert [(checks[i].reason_code, checks[i].current_path) for i in (1, 2, 3)] == [
+        ("path_moved", "pkg/x.py"), ("path_moved", "lib2/y.py"), ("path_moved", "core/z.py")]
+    assert f"in {first[:7]}" in checks[1].reason and f"in {second[:7]}" in checks[2].reason
+    assert "was moved to core/z.py" in checks[3].reason
+
+
+def test_folder_moved_into_an_existing_folder(tmp_path):
+    """``plugin/{idp,webhook,cron}`` moved under ``internal/`` (which already held ``internal/util``),
+    each keeping its layout: ``plugin/`` was moved to ``internal``, not deleted."""
+    r = Repo(tmp_path / "r")
+    r.write("internal/util/u.go", "package util\n")
+    for name in ("idp", "webhook", "cron"):
+        r.write(f"plugin/{name}/{name}.go", f"package {name}\n\nfunc Run{name.title()}() {{}}\n")
+    anchor = r.commit("start")
+    for name in ("idp", "webhook", "cron"):
+        r.mv(f"plugin/{name}/{name}.go", f"internal/{name}/{name}.go")
+    move = r.commit("move plugins under internal")
+    checks, _ = check_of(r, [mention(1, "plugin", anchor, typ="folder", target="/plugin/")])
+    assert (checks[1].status, checks[1].reason_code, checks[1].current_path) == ("changed", "path_moved", "internal")
+    assert f"in {move[:7]}" in checks[1].reason
+
+
+def test_a_folder_goes_where_most_of_its_content_went(tmp_path):
+    """``crates/workers``: its manifest and two-line ``lib.rs`` were paired by git with a new crate
+    ``crates/data-usage``, its code (``workers.rs``, most of its bytes) went to ``crates/concurrency``:
+    the folder was moved to ``crates/concurrency`` (votes weigh files by size, not by count)."""
+    r = Repo(tmp_path / "r")
+    r.write("crates/workers/Cargo.toml", "[package]\nname = \"workers\"\n")
+    r.write("crates/workers/src/lib.rs", "pub mod workers;\n")
+    r.write("crates/workers/src/workers.rs", "".join(f"pub fn worker_{i}() -> u32 {{ {i} }}\n" for i in range(80)))
+    r.write("crates/other/src/lib.rs", "pub fn other() {}\n")
+    anchor = r.commit("start")
+    r.mv("crates/workers/Cargo.toml", "crates/data-usage/Cargo.toml")
+    r.mv("crates/workers/src/lib.rs", "crates/data-usage/src/lib.rs")
+    r.mv("crates/workers/src/workers.rs", "crates/concurrency/src/workers.rs")
+    r.commit("split workers")
+    checks, _ = check_of(r, [mention(1, "crates/workers", anchor, typ="folder", target="workers")])
+    assert (checks[1].reason_code, checks[1].current_path) == ("path_moved", "crates/concurrency")
+
+
+def test_a_glob_whose_surviving_files_moved_together_is_moved(tmp_path):
+    """``testing/*.test``: eight of ten files deleted (three of their names reappear in a vendored
+    ``upstream/`` suite), the two left moved to ``testing/system/``: the glob was moved there (most of
+    what git followed went there; names alone do not outvote that), not emptied."""
+    r = Repo(tmp_path / "r")
+    names = ["a", "b", "c", "d", "e", "f", "g", "h", "all", "vtab"]
+    for name in names:
+        r.write(f"testing/{name}.test", f"test {name}\n")
+    anchor = r.commit("start")
+    for name in names[:8]:
+        r.rm(f"testing/{name}.test")
+    for name in names[:3]:
+        r.write(f"upstream/{name}.test", f"upstream suite {name} " * 40 + "\n")
+    r.mv("testing/all.test", "testing/system/all.test")
+    r.mv("testing/vtab.test", "testing/system/vtab.test")
+    move = r.commit("move the rest")
+    checks, _ = check_of(r, [mention(1, "testing/*.test", anchor, typ="glob", target="./testing/*.test")])
+    assert (checks[1].reason_code, checks[1].current_path) == ("path_moved", "testing/system/*.test")
+    assert f"in {move[:7]}" in checks[1].reason
+
+
+def test_a_folder_name_reused_for_other_files_is_moved(tmp_path):
+    """``internal/agent/`` (the execution agent) was moved to ``internal/runtime/agent``; later a new,
+    unrelated ``internal/agent/`` package appeared: the line's folder was moved, not still there. A folder
+    that kept most of its files is still valid."""
+    r = Repo(tmp_path / "r")
+    for name in ("agent", "runner", "status"):
+        r.write(f"internal/agent/{name}.go", f"package agent\n\nfunc {name.title()}() {{}}\n")
+        r.write(f"internal/models/{name}.go", f"package models\n\ntype {name.title()} struct{{}}\n")
+    anchor = r.commit("start")
+    for name in ("agent", "runner", "status"):
+        r.mv(f"internal/agent/{name}.go", f"internal/runtime/agent/{name}.go")
+    move = r.commit("move the execution agent")
+    r.write("internal/agent/llm.go", "package agent\n\nfunc Chat() {}\n")
+    r.rm("internal/models/runner.go")
+    r.commit("an LLM agent")
+    for name in ("a", "b", "c"):  # a folder restructured inside itself is still there
+        r.write(f"crates/obs/src/{name}.rs", f"pub fn {name}() {{}}\n")
+    obs = r.commit("obs")
+    for name in ("a", "b", "c"):
+        r.mv(f"crates/obs/src/{name}.rs", f"crates/obs/src/metrics/{name}.rs")
+    r.commit("restructure obs")
+    checks, _ = check_of(r, [mention(1, "internal/agent", anchor, typ="folder", target="internal/agent/"),
+                             mention(2, "internal/models", anchor, typ="folder", target="internal/models/", mid="m2"),
+                             mention(3, "crates/obs", obs, typ="folder", target="obs", mid="m3")])
+    assert (checks[3].status, checks[3].reason_code) == ("valid", "exists")
+    # a folder that moved most of its files away but kept a subfolder of its own is thinned out, not reused
+    r.write("testing/cli_tests/t.py", "T = 1\n")
+    for name in ("a", "b", "c", "d"):
+        r.write(f"testing/{name}.test", f"test {name}\n")
+    kept = r.commit("tests")
+    for name in ("a", "b", "c", "d"):
+        r.mv(f"testing/{name}.test", f"conformance/{name}.test")
+    r.write("testing/runner.py", "R = 1\n")
+    r.commit("move the tests")
+    thinned, _ = check_of(r, [mention(4, "testing", kept, typ="folder", target="./testing/", mid="m4")])
+    assert (thinned[4].status, thinned[4].reason_code) == ("valid", "exists")
+    assert (checks[1].reason_code, checks[1].current_path) == ("path_moved", "internal/runtime/agent")
+    assert f"in {move[:7]}" in checks[1].reason and "holds other files" in checks[1].reason
+    assert (checks[2].status, checks[2].reason_code) == ("valid", "exists")

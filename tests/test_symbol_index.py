@@ -386,3 +386,44 @@ def test_ruby_definitions_and_module_constants(tmp_path):
     assert found["tools.BASH"] == [Definition("BASH", "pkg/tools.py", 1, 1)]
     assert found["READ"] == [Definition("READ", "pkg/tools.py", 2, 2)]
     assert found["LOCAL"] == []
+
+
+def test_a_package_reexport_under_a_new_name_is_a_definition(tmp_path):
+    """``from .CallbackHandler import LangchainCallbackHandler as CallbackHandler`` at the top of a
+    package's ``__init__.py`` defines ``CallbackHandler`` (lines 1-3, the statement); the same line in a
+    plain module, a plain import, and an alias that keeps the name define nothing."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    init = ("from .CallbackHandler import (\n    LangchainCallbackHandler as CallbackHandler,\n)\n"
+            "from .utils import helper as helper\nimport os as operating_system\n")
+    head = commit(tmp_path, {"lf/langchain/__init__.py": init,
+                             "lf/langchain/CallbackHandler.py": "class LangchainCallbackHandler:\n    pass\n",
+                             "lf/other.py": "from .x import Y as Renamed\n"})
+    found = RepoSymbolIndex(GitRepo(tmp_path), head).definitions(
+        ["CallbackHandler", "langchain.CallbackHandler", "helper", "operating_system", "Renamed"])
+    assert found == {"CallbackHandler": [Definition("CallbackHandler", "lf/langchain/__init__.py", 1, 3)],
+                     "langchain.CallbackHandler": [Definition("CallbackHandler", "lf/langchain/__init__.py", 1, 3)],
+                     "helper": [], "operating_system": [], "Renamed": []}
+
+
+def test_tcl_procs_are_definitions(tmp_path):
+    """A Tcl file has no grammar here: its ``proc`` lines define names (lines 2-6 for the multi-line
+    body, 7-7 for ``::ns::helper``, qualified ``ns.helper``); a proc merely called defines nothing."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    tcl = ("set x 1\nproc do_execsql_test_on_db {db name sql} {\n  if {1} {\n    puts x\n  }\n}\n"
+           "proc ::ns::helper {} { return 1 }\ndo_execsql_test_on_db a b c\n")
+    head = commit(tmp_path, {"testing/tester.tcl": tcl, "testing/use.tcl": "do_execsql_test_on_db x y z\n"})
+    found = RepoSymbolIndex(GitRepo(tmp_path), head).definitions(["do_execsql_test_on_db", "ns.helper", "helper"])
+    assert found == {"do_execsql_test_on_db": [Definition("do_execsql_test_on_db", "testing/tester.tcl", 2, 6)],
+                     "ns.helper": [Definition("ns.helper", "testing/tester.tcl", 7, 7)],
+                     "helper": [Definition("ns.helper", "testing/tester.tcl", 7, 7)]}
+
+
+def test_typescript_interface_and_type_alias_fields_are_definitions():
+    """``mockIpcRenderer: IpcRenderer;`` in ``interface TestEnvironment`` defines
+    ``TestEnvironment.mockIpcRenderer`` (line 2); ``mode`` of ``type S = { mode: string }`` is ``S.mode``
+    (line 5); a parameter's inline object type (``{ x: number }``) defines nothing."""
+    ts = ("export interface TestEnvironment {\n  mockIpcRenderer: IpcRenderer;\n  run(): void;\n}\n"
+          "type S = { mode: string }\nfunction f(o: { x: number }) {}\n")
+    names = [(s.name, s.start_line, s.end_line) for s in SymbolIndex().symbols(ts, "tests/helpers.ts")]
+    assert names == [("TestEnvironment", 1, 4), ("TestEnvironment.mockIpcRenderer", 2, 2), ("TestEnvironment.run", 3, 3),
+                     ("S", 5, 5), ("S.mode", 5, 5), ("f", 6, 6)]

@@ -3,7 +3,9 @@
 One home for glob matching, used by the importer (to root a glob a line names) and by revalidation
 (to check it still matches). ``*`` and ``?`` stay inside a folder, ``**`` crosses folders (``**/``
 also matches no folder), ``[...]`` is a character class (``[!x]`` negated), ``{a,b}`` alternatives,
-and a pattern ending in ``/`` matches everything under that folder.
+a ``{name}`` placeholder (no comma: ``proto/{service}.proto``, ``db/migration/{vendor}``) stands for
+one or more characters inside a folder, and a pattern ending in ``/`` or in a placeholder segment
+matches everything under that folder.
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ from __future__ import annotations
 import re
 
 __all__ = ["glob_regex", "glob_match"]
+
+_PLACEHOLDER = re.compile(r"[A-Za-z_][\w-]*")
+_LAST_PLACEHOLDER = re.compile(r"(?:^|/)\{[A-Za-z_][\w-]*\}\Z")
 
 
 def glob_regex(pattern: str) -> re.Pattern:
@@ -35,13 +40,19 @@ def glob_regex(pattern: str) -> re.Pattern:
             i = j
         elif c == "{" and "}" in pattern[i:]:
             j = pattern.index("}", i)
-            out += "(?:" + "|".join(re.escape(a) for a in pattern[i + 1:j].split(",")) + ")"
+            body = pattern[i + 1:j]
+            if "," not in body and _PLACEHOLDER.fullmatch(body):
+                out += "[^/]+"
+            else:
+                out += "(?:" + "|".join(re.escape(a) for a in body.split(",")) + ")"
             i = j
         else:
             out += re.escape(c)
         i += 1
     if pattern.endswith("/"):
         out += ".*"
+    elif _LAST_PLACEHOLDER.search(pattern):
+        out += "(?:/.*)?"
     return re.compile(out + r"\Z")
 
 

@@ -17,8 +17,11 @@ unlabelled when every line looks like a command) that names a path (``./scripts/
 code span after its lead-in's or nearest heading's subject (``Release: `go build ./cmd/bd```); a
 comment line there is prose. Each line of a block in another language (or a ``text`` block that is no
 tree) that names something :func:`memtui.importers.refs.code_line_refs` accepts is one candidate the
-same way (a line whose only names are calls defined nowhere is skipped); other lines stay skipped as
-"code block". A heading that names a reference (a code span or path the rules of
+same way (a line whose only names are calls defined nowhere is skipped); a diagram (``mermaid``,
+``plantuml``, ``dot``, ...) is read as prose, a config block (``yaml``, ``toml``, ...) also for its unquoted
+path values; other lines stay skipped as "code block". The entries of a list of bare names under a
+lead-in, and the classes of a diagram, are held even where one resolves nowhere when at least two and
+half of the others resolve (``audit-logger`` among the crates: it never existed). A heading that names a reference (a code span or path the rules of
 :mod:`memtui.importers.refs` accept without checking the checkout: ``### Phase 2 (`base-action/`)``)
 is a candidate too (its own line, its references; it still gives its folder to the lines below, not to
 itself); other headings are context only. Every other line is listed in ``Parsed.skipped`` with why (heading, blank, code
@@ -76,7 +79,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -87,8 +90,8 @@ from memtui.importers.reader import ImportFileError
 from memtui.importers.records import (ImportContext, Item, Parsed, norm_text, read_text, record_error, tag,
                                       type_for_label, type_for_text)
 from memtui.importers.refs import _CODE_SPAN as _RCODE
-from memtui.importers.refs import (_URL, RawRef, RefResolver, Where, code_line_refs, command_refs, find_refs,
-                                   looks_like_path)
+from memtui.importers.refs import (_URL, RawRef, RefResolver, Where, _span_refs, code_line_refs, command_refs,
+                                   find_refs, looks_like_path)
 
 __all__ = ["parse_markdown", "split_blocks", "Block", "find_corrections", "MAX_IMPORT_DEPTH"]
 
@@ -147,7 +150,7 @@ _CHECKBOX = re.compile(r"^\[[ xX]\]\s+")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _TREE_PREFIX = re.compile(r"^[\s│├└─┬┼┃┣┗━╰╭┊┆╎|`+\\-]*")
 _TREE_CHARS = re.compile(r"[│├└─┬┼┃┣┗━╰╭]|(?:^|\s)[|`+][-─]{1,}")
-_TREE_ENTRY = re.compile(r"^(?P<name>`?[\w.@+()\[\]$*-][\w.@+()\[\]$*/-]*/?`?|\.{1,2}/?)"
+_TREE_ENTRY = re.compile(r"^(?P<name>`?(?:[\w.@+()\[\]$*-]|<[\w-]+>)(?:[\w.@+()\[\]$*/-]|<[\w-]+>)*/?`?|\.{1,2}/?)"
                          r"(?:\s+(?:#|//|--|—|–|->|<-|←|:|-)\s*(?P<c1>.*)|(?<=/)#\s*(?P<c3>.*)|\s{2,}(?P<c2>\S.*))?\s*$")
 _TREE_FENCES = frozenset({"", "text", "txt", "tree", "plain", "plaintext", "none", "ascii", "dir", "directory",
                           "filetree", "files", "structure", "md", "markdown"})
@@ -464,15 +467,20 @@ def _tree_blocks(entries: list[_Entry], first: int, count: int, roots: set[str],
         if e is root:
             target, shown = e.full, e.full
             ref = RawRef("path", target, 0, literal=False)  # the root: a folder if the checkout has it
+            if re.search(r"<[\w-]+>", target):  # specs/<spec-name>/: the layout of any such folder, an example
+                ref.literal = ref.placeholder = True
         else:
             target = e.full[len(root.full):] if root is not None else e.full
             shown = (base + "/" if base else "") + target
-            ref = RawRef("glob" if "*" in target else "path", target, 0, bases=(base,) if base else ())
+            ref = RawRef("glob" if "*" in target else "path", target, 0, bases=(base,) if base else (),
+                         placeholder=bool(re.search(r"<[\w-]+>", base)))
         text = f"`{shown}`" + (f" — {e.comment}" if e.comment else "")
         blocks.append(block("tree", [text], n, n, refs=[ref] + find_refs(e.comment)))
 
 
 _SHELL_FENCES = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session", "shellsession"})
+_DIAGRAM_FENCES = frozenset({"mermaid", "plantuml", "puml", "uml", "dot", "graphviz", "d2"})
+_CONFIG_FENCES = frozenset({"yaml", "yml", "toml", "ini", "conf", "properties", "env", "dockerfile", "hcl"})
 _PROMPT = re.compile(r"^\s*(?:\$|%|>)\s+")
 _COMMANDISH = re.compile(r"^(?:sudo\s+)?(?:\.{0,2}/)?[a-z0-9_][\w.+/-]*(?:\s|$)")
 
@@ -537,14 +545,21 @@ def _code_blocks(body: list[str], first: int, info: str, block, blocks: list[Blo
     tree) that names something (:func:`memtui.importers.refs.code_line_refs`; a text block's lines are
     read as prose): the line in a code span after the lead-in's or nearest heading's subject, its
     references illustrative (an example when they resolve nowhere). Other lines stay "code block"."""
-    prose = info in _TREE_FENCES
+    prose = info in _TREE_FENCES or info in _DIAGRAM_FENCES
     for k, raw in enumerate(body):
         n = first + k
         line = raw.rstrip("\n").rstrip("\r")
         refs = [] if not line.strip() else find_refs(line) if prose else code_line_refs(line)
+        if info in _CONFIG_FENCES and line.strip():  # command: ./update_cache.sh (an unquoted value)
+            refs += [r for r in _span_refs(line.strip(), 0) if r.kind in ("path", "glob") and not r.exact and
+                     not any(o.target == r.target for o in refs)]
+            for r in refs:
+                r.illustrative = True
         if prose:
             for r in refs:
                 r.illustrative = True
+                if r.kind == "symbol" and not r.literal:  # a class in a diagram of classes
+                    r.group = f"fence:{first}"
         refs = [r for r in refs if not r.exact]
         if not refs:
             skip.append((n, "code block"))
@@ -1010,6 +1025,9 @@ class _MarkdownImport:
                     skipped += [(n, "index link (followed)") for n in span]
                     continue
             refs = block.refs if block.refs is not None else find_refs(raw_text)
+            if block.kind == "bullet" and refs and refs[0].exact and refs[0].start <= 1 and block.labels:
+                # "- `audit-logger` - ..." under "Key Crates (`crates/`):": one of a list of names
+                refs[0].group = f"list:{block.labels}:{block.dirs}:{block.indent}"
             if block.kind == "heading" and all(
                     r.kind == "path" and r.target.rstrip("/").rsplit("/", 1)[-1] == path.name
                     for r in refs if r.literal and not r.exact):
@@ -1118,20 +1136,14 @@ class _MarkdownImport:
         resolver = RefResolver(self.view.files(), self.ctx.head, self.view.definitions)
         resolver.prefetch(r for p in self.pending for r in p.refs)
         dropped: set[int] = set()
-        for p in self.pending:
-            heading = []
-            for d, explicit in p.dirs:  # a heading's folder: as written, or the one folder it names
-                hit = resolver.resolve_path(d, [p.file_dir, p.module_dir, ""], folder=True) if d else None
-                if hit is not None:
-                    heading.append(hit[0])
-                elif d and explicit:
-                    heading.append(d)
-            heading = tuple(dict.fromkeys(heading))
-            soft = resolver.heading_folders(p.headings, dict.fromkeys([p.file_dir, ""]))
-            where = Where(heading, p.file_dir, p.module_dir, p.own, soft)
+        wheres = [self._where(resolver, p) for p in self.pending]
+        held = self._groups_held(resolver, wheres)
+        for p, where in zip(self.pending, wheres):
             added: list[dict] = []
             seen: set[tuple] = set()
-            for ref in p.refs:
+            for ref in sorted(p.refs, key=lambda r: r.exact):  # as written before a bare word naming the same
+                if ref.group in held and not ref.literal:
+                    ref = replace(ref, literal=True)
                 for ev in resolver.evidence(ref, where):
                     key = (ev["type"], ev["path"], ev.get("symbol"), ev["ref"], ev.get("line_start"))
                     if key not in seen:
@@ -1145,6 +1157,32 @@ class _MarkdownImport:
         if dropped:
             self.out.items = [it for it in self.out.items if id(it) not in dropped]
             self.out.skipped.sort(key=lambda t: (t[0], t[1]))
+
+    @staticmethod
+    def _where(resolver: RefResolver, p: "_Pending") -> Where:
+        heading = []
+        for d, explicit in p.dirs:  # a heading's folder: as written, or the one folder it names
+            hit = resolver.resolve_path(d, [p.file_dir, p.module_dir, ""], folder=True) if d else None
+            if hit is not None:
+                heading.append(hit[0])
+            elif d and explicit:
+                heading.append(d)
+        heading = tuple(dict.fromkeys(heading))
+        soft = resolver.heading_folders(p.headings, dict.fromkeys([p.file_dir, ""]))
+        return Where(heading, p.file_dir, p.module_dir, p.own, soft)
+
+    def _groups_held(self, resolver: RefResolver, wheres: list[Where]) -> set[str]:
+        """The groups (a list of bare names, the classes of a diagram) whose entries are references
+        even where one resolves nowhere: at least two of them resolve, and at least half (so
+        ``audit-logger`` among 17 crates that exist is held, and reported as never existing)."""
+        seen: dict[str, list[int]] = {}
+        for p, where in zip(self.pending, wheres):
+            for ref in p.refs:
+                if ref.group is not None and not ref.literal:
+                    n = seen.setdefault(ref.group, [0, 0])
+                    n[0] += 1
+                    n[1] += bool(resolver.evidence(ref, where))
+        return {g for g, (total, hits) in seen.items() if hits >= 2 and hits * 2 >= total and hits < total}
 
 
 @dataclass

@@ -35,9 +35,18 @@ What counts as a reference:
   (under the heading's folder, the tree root, the file's folder or the repository root; never as a
   unique suffix, too loose for bare words): ``cd nowhere`` or ``**Overview**:`` name nothing.
 
+* also: a test id ``tests/test_x.py::test_y`` (the file and the test); ``$var/path`` (the path by its
+  tail); a raw/blob GitHub URL (the file it names, when this repository has it); a code expression in a
+  span (``th.RunCommand(t, cmd.CmdStatus())``: its calls, Go ``pkg.Type`` names, a camelCase object);
+  ``-Dtest=Class#method``; ``a.patch/b.patch`` (two files); ``{name}`` segments (a placeholder, checked
+  as a glob); a lowercase name beside a file the line names (a name that file defines); "the src
+  folder" (a bare word before folder/directory); prose paths under common top folders
+  (``target/site/jacoco``) even when unresolved; ``<br/>`` and other HTML tags are no paths.
+
 A reference is an *example* (no commit, never checked) when introduced by "e.g.", "for example",
 "for instance", "such as", "examples:" or "like", or when its name is a placeholder (``foo``,
-``bar``, ``baz``, ``example``, ``my_``/``your_``, ``xxx``, ``<name>``) that resolves nowhere.
+``bar``, ``baz``, ``example``, ``my_``/``your_``, ``xxx``, ``<name>``, ``modulename.test``,
+``TestClass#testMethod``) that resolves nowhere.
 """
 
 from __future__ import annotations
@@ -81,10 +90,25 @@ _PLAIN_CAMEL = re.compile(r"(?<![\w./@$`-])([A-Z][a-z0-9]+(?:[A-Z]+[a-z0-9]+)+|[
 _DOTTED_CLASS = re.compile(r"(?<![\w./@-])([A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(\(\))?(?![\w/-])")
 _CALL = re.compile(r"(?<![\w.$])((?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]+|"
                    r"[a-z][a-z0-9]*[A-Z]\w*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+))\(\)")
-_TOKEN = re.compile(r"[^\s()\[\]<>,;\"'|`]+")
-_GLOB_CHARS = re.compile(r"[*?]|\{[^{}]*,[^{}]*\}|\[[^\]]+\]")
+_TOKEN = re.compile(r"(?:[^\s()\[\]<>,;\"'|`]|<[A-Za-z][\w-]*>)+")
+_GLOB_CHARS = re.compile(r"[*?]|\{[^{}]*,[^{}]*\}|\[[^\]]+\]|(?<!\$)\{[A-Za-z_][\w-]*\}")
 _PLACEHOLDER = re.compile(r"(?:^|[/_.\-\s])(?:foo|bar|baz|qux|quux|xxx+|yyy+|example)(?:$|[/_.\-\s(])|"
-                          r"(?:^|[/.\-])(?:my|your)[_\-]|<[^>]+>|\{\{|\.\.\.|…", re.I)
+                          r"(?:^|[/.\-])(?:my|your)[_\-]|<[^>]+>|\{\{|\.\.\.|…|"
+                          r"(?:^|/)(?:module|file|test|package|class|crate|some|your|my)[_-]?name(?:\.|/|$)", re.I)
+_NAMED_FILE = re.compile(r"(?:module|file|test|package|class|crate|some|your|my)[_-]?name\.[A-Za-z][A-Za-z0-9]{0,7}", re.I)
+_NODE_ID = re.compile(r"^(?P<path>[^\s:]+\.[A-Za-z][A-Za-z0-9]{0,11})::(?P<name>[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?:\[.*\])?$")
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_VAR_PATH = re.compile(r"^\$\{?[A-Za-z_]\w*\}?/([\w.@+-][\w.@+/-]*)$")  # cd $it_dir/graalvm_tests
+_REPO_URL = re.compile(r"https?://(?:raw\.githubusercontent\.com/[^/\s]+/[^/\s]+/[^/\s]+|"
+                       r"github\.com/[^/\s]+/[^/\s]+/(?:blob|tree)/[^/\s]+)/([^\s?#)>\]`'\"]+)")
+_PLACEHOLDER_CODE = re.compile(r"(?:^|[.#])(?:TestClass|SomeClass|ClassName|MyClass|testMethod|methodName)(?:$|[.#(])")
+_CODE_EXPR = re.compile(r"^[A-Za-z_$][\w$.]*\(.*\)\S*$")  # th.RunCommand(t, cmd.CmdStatus(), ...)
+_HTML_TAG = re.compile(r"</?(?:br|b|i|em|strong|code|sub|sup|p|div|span|hr|img|u|s|small|kbd|li|ul|ol|tt)\b[^<>]*?/?>",
+                       re.I)
+# folders most repositories or their builds have: "reports generated in target/site/jacoco" is a path
+_TOP_DIRS = frozenset({"src", "lib", "app", "apps", "packages", "pkg", "cmd", "internal", "tests", "docs", "scripts",
+                       "bin", "build", "dist", "target", "out", "crates", "config", ".github"})
+_FOLDER_WORD = re.compile(r"\s+(?:folder|directory|dir)\b", re.I)
 _PLACEHOLDER_CAMEL = re.compile(r"^(?:My|Your|Foo|Bar|Baz|Example)[A-Z]")
 _RECEIVERS = frozenset({"self", "this", "cls", "super"})
 _BARE = re.compile(r"[A-Za-z0-9_@+][\w.@+-]*")  # a name that may be a file or folder (no "/")
@@ -94,7 +118,7 @@ _VALUE = re.compile(r"^(?:(?:--?[A-Za-z][\w-]*|[A-Za-z_][A-Za-z0-9_]*)=|--?[A-Za
 _SCOPED = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*::(?:[A-Za-z_]\w*(?:\(\))?)?")
 _ENTRY_POINT = re.compile(r"([A-Za-z_][\w.]*):([A-Za-z_]\w*)")
 _SCHEME = re.compile(r"^(?:mdc|classpath|file):(?!//)")
-_BOLD_SPAN = re.compile(r"(?<![\w*])\*\*\s*([^*\s]+?)\s*:?\s*\*\*|(?<![\w_])__\s*([^_\s]+?)\s*:?\s*__(?!\w)")
+_BOLD_SPAN = re.compile(r"(?<![\w*])\*\*\s*([^*\s]+?)\s*:?\s*\*\*|(?<![\w_])__\s*([^_\s]+?)\s*:?\s*__(?!\w|\.\w)")
 
 
 def _bare(tok: str, start: int) -> RawRef | None:
@@ -128,6 +152,8 @@ class RawRef:
     owner: str | None = None  # a class named earlier in the line: ``Class.symbol`` is tried first
     outside: bool = False  # a home-folder path (``~/.config/x.json``): held, never checked against the repository
     illustrative: bool = False  # written in a code block: an example when it resolves nowhere
+    group: str | None = None  # one of a list's or diagram's entries: held when most of the others resolve
+    in_file: str | None = None  # a file named before it in the line (as written): a name it defines there
 
 
 def _mask(text: str, start: int, end: int) -> str:
@@ -156,7 +182,9 @@ def looks_like_path(token: str) -> bool:
 
 
 def _versionish(token: str) -> bool:
-    return any(_VERSION.match(part) for part in token.strip("/").split("/") if part)
+    """``2.x``, ``v1.2/v1.3``: every segment a version (``api/v1/`` and ``0.22/01__tags.sql`` are paths)."""
+    parts = [part for part in token.strip("/").split("/") if part]
+    return bool(parts) and all(_VERSION.match(part) and not looks_like_path(part) for part in parts)
 
 
 _EMPHASIS = re.compile(r"^(\*\*|__|\*|_)[^*_\s][^*]*?\1$")
@@ -184,20 +212,42 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
     c = code.strip()
     if not c or _URL.fullmatch(c):
         return []
+    if _CODE_EXPR.match(c) and any(ch.isspace() for ch in c):  # an expression: its calls and qualified names
+        return [r for r in code_line_refs(c) if r.kind == "symbol"]
     if any(ch.isspace() for ch in c):  # a command or a snippet: its path tokens
         out = []
         for m in _TOKEN.finditer(c):
             tok = m.group(0).rstrip(".:!?")
+            var = _VAR_PATH.match(tok)
+            if var:  # a path below a folder a variable holds: found by its tail
+                out.append(RawRef("path", var.group(1), start + m.start() + tok.index("/") + 1, literal=False))
+                continue
+            url = _REPO_URL.match(tok)
+            if url:  # a file of a repository on GitHub: this one's when it has it
+                out.append(RawRef("path", url.group(1), start + m.start() + url.start(1), literal=False))
+                continue
             if _HOME.fullmatch(tok) and "/" in tok:
                 out.append(RawRef("path", tok, start + m.start(), outside=True))
                 continue
+            sel = re.match(r"^-Dtest=([A-Za-z_][\w.]*)#(\w+)$", tok)
+            if sel:  # mvn -Dtest=org.acme.RuleTest#resolves: a test method
+                out.append(RawRef("symbol", sel.group(1) + "#" + sel.group(2), start + m.start() + 7,
+                                  symbol=sel.group(1).rsplit(".", 1)[-1] + "." + sel.group(2)))
+                continue
             v = _VALUE.match(tok)  # --config=app.yml, TEST=x.test, --theirs/.beads/x.jsonl (a path glued to a flag)
-            if v and "://" not in tok and ("/" in v.group(1) or looks_like_path(v.group(1))) and \
+            if v and "://" not in tok and ("/" in v.group(1) or looks_like_path(v.group(1))
+                                           or _NAMED_FILE.fullmatch(v.group(1))) and \
                     not v.group(1).startswith(("/", "$", "-")) and re.search(r"[A-Za-z]", v.group(1)):
                 out.append(RawRef("path", v.group(1), start + m.start() + v.start(1)))
                 continue
             if tok.startswith(("-", "$", "~", "@")) or "=" in tok or "://" in tok:
                 continue
+            node = _NODE_ID.match(tok)
+            if node and looks_like_path(node.group("path")):  # pytest tests/test_x.py::test_flush
+                out += _node_refs(node, start + m.start())
+                continue
+            if _SNAKE.fullmatch(tok) and len(tok) > 5:  # cargo test test_local_kms_end_to_end: kept when defined
+                out.append(RawRef("symbol", tok, start + m.start(), literal=False, symbol=tok))
             if _is_glob(tok) and ("/" in tok or tok.startswith("*")):
                 out.append(RawRef("glob", tok, start + m.start()))
             elif ("/" in tok and re.search(r"[A-Za-z0-9_]", tok) and not _versionish(tok)
@@ -208,6 +258,9 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
         return out
     if _HOME.fullmatch(c):
         return [RawRef("path", c, start, outside=True)]
+    node = _NODE_ID.match(c)
+    if node and looks_like_path(node.group("path")):
+        return _node_refs(node, start)
     if c.startswith(("-", "$", "~", "@", "#")) or "=" in c or c.startswith("<"):
         return []
     if _SCOPED.fullmatch(c):  # Account::Entry, Provider::, crate::db::open()
@@ -222,6 +275,10 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
     if "/" in c:
         if not re.search(r"[A-Za-z0-9_]", c) or _versionish(c) or c.startswith("//"):
             return []
+        segs = c.split("/")
+        if len(segs) > 1 and all(re.fullmatch(r"[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{1,7}", seg) for seg in segs):
+            # `grpc-cython-copts.patch/grpc-python.patch`: two files, not a file inside a file
+            return [RawRef("path", seg, start + c.index(seg)) for seg in segs]
         return [RawRef("path", c, start)]
     if _VERSION.match(c):
         return []
@@ -242,13 +299,32 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
             return [RawRef("module", c, start, symbol=name)]
         if call and _LOWER_ID.match(parts[0]):
             return [RawRef("symbol", c, start, symbol=".".join(parts[1:]))]  # obj.method(): a method
-        return [RawRef("symbol", c, start, symbol=name)]
+        out = [RawRef("symbol", c, start, symbol=name)]
+        if call and len(parts) == 2 and _CAMEL.match(parts[0]) and parts[0][:1].islower():
+            # mockIpcRenderer.invoke(): the object may be a name the code defines (a helper, a module const)
+            out.append(RawRef("symbol", parts[0], start, literal=False, symbol=parts[0]))
+        return out
     if name.isupper() and not call:  # an env var, or a constant: a reference only when it is defined
         return [RawRef("symbol", c, start, literal=False, symbol=name)] if len(name) > 2 and "_" in name else []
     if call or "_" in name.strip("_") or _CAMEL.match(name) or (name[:1].isupper() and any(
             ch.islower() for ch in name)):
         return [RawRef("symbol", c, start, symbol=name)]
     return []
+
+
+def _node_refs(node: re.Match, start: int) -> list[RawRef]:
+    """A test id ``tests/test_x.py::TestX::test_y``: the file, and the test it names (in that file)."""
+    path, name = node.group("path"), node.group("name")
+    parts = name.split("::")
+    return [RawRef("path", path, start),
+            RawRef("symbol", parts[-1], start + len(path) + 2, symbol=".".join(parts), owner=None)]
+
+
+def _mark_placeholders(refs: list[RawRef]) -> list[RawRef]:
+    for r in refs:
+        r.placeholder = r.placeholder or bool(_PLACEHOLDER.search(r.target) or _PLACEHOLDER_CAMEL.match(r.target)
+                                              or _PLACEHOLDER_CODE.search(r.target))
+    return refs
 
 
 def command_refs(command: str) -> list[RawRef]:
@@ -259,9 +335,10 @@ def command_refs(command: str) -> list[RawRef]:
     ``npm test`` names nothing."""
     if "`" in command:
         return []
-    refs = [r for r in _span_refs(command, 0) if r.kind in ("path", "glob")]
-    if any(not r.exact for r in refs):
-        return refs
+    found = _mark_placeholders(_span_refs(command, 0))
+    refs = [r for r in found if r.kind in ("path", "glob")]
+    if any(not r.exact for r in refs) or any(r.kind == "symbol" and r.literal for r in found):
+        return [r for r in found if r.kind in ("path", "glob") or r.literal]  # and a test a node id names
     # a line of bare names counts when one is a folder argument (``make -C turso-test-runner``,
     # ``cd web-app``) or a hyphenated/underscored name (``npm test`` still names nothing)
     return refs if any(re.search(r"(?:^|\s)(?:cd|-C|--cwd|--prefix|--dir|--manifest-path)\s+$", command[:r.start])
@@ -275,6 +352,12 @@ _DEFINITION = re.compile(
     r"(?:def|class|module|func|fn|type|interface|struct|enum|trait|function|impl|object|record)\s+"
     r"(?:\([^)]*\)\s*)?(?:self\.)?([A-Za-z_][\w]*(?:(?:::|\.)[A-Za-z_]\w*)*)")
 _ASSIGNED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*[^=]+)?=(?!=)")
+_METHOD = re.compile(  # a method in a class body: "  private async saveTaskState() {" (indented, ends with "{")
+    r"^\s+(?:(?:public|private|protected|static|async|override|readonly|abstract|final|synchronized)\s+)*"
+    r"(?:[A-Za-z_][\w<>\[\],.?]*\s+)??([A-Za-z_$][\w$]*)\s*(?:<[^>()]*>)?\s*\([^()]*\)\s*"
+    r"(?::\s*[^{};=]+?)?(?:\s+throws\s+[\w.,\s]+)?\s*\{\s*$")
+_KWARG_VALUE = re.compile(r"(?<![\w.=!<>])[A-Za-z_]\w*\s*=\s*([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s*(?=[,)]|$)")
+_CODE_COMMENT = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\s*(?:=(?!=)|\()|(?:def|class|fn|func|function|return|import)\s)")
 _CODE_CALL = re.compile(r"(?<![\w.$:])((?:[A-Za-z_]\w*(?:\.|::))*([A-Za-z_]\w*))\s*\(")
 _CODE_QUALIFIED = re.compile(r"(?<![\w.$:])([A-Za-z_]\w*(?:(?:::|\.)[A-Za-z_]\w*)+)(?![\w(])")
 _ABSOLUTE = re.compile(r"^/(?:Users|home|tmp|etc|usr|var|opt)/")
@@ -302,8 +385,18 @@ def code_line_refs(line: str) -> list[RawRef]:
             break
     code = line[:cm.start()] if cm else line
     if cm is not None:
-        for r in find_refs(line[cm.end():]):
-            r.start += cm.end()
+        body = line[cm.end():]
+        inner = next((m for m in _COMMENT.finditer(body) if m.start() > 0), None)
+        if _CODE_COMMENT.match(body):  # commented-out code: "# prompt_builder=custom_prompt_builder,  # why"
+            for r in code_line_refs(body[:inner.start()] if inner else body):
+                r.start += cm.end()
+                r.literal = True
+                refs.append(r)
+            body_at, body = (cm.end() + inner.end(), body[inner.end():]) if inner else (cm.end(), "")
+        else:
+            body_at = cm.end()
+        for r in find_refs(body):
+            r.start += body_at
             refs.append(r)
     taken: list[tuple[int, int]] = []
     for m in _STRING.finditer(code):
@@ -317,10 +410,16 @@ def code_line_refs(line: str) -> list[RawRef]:
             refs += [r for r in _span_refs(value, start) if r.kind in ("path", "glob")]
     code = "".join(" " if any(a <= k < b for a, b in taken) else ch for k, ch in enumerate(code))
     d = _DEFINITION.match(code)
+    meth = None if d else _METHOD.match(code)
+    if meth and meth.group(1) in _KEYWORDS | {"constructor", "else", "elif", "try", "finally", "do"}:
+        meth = None
     if d:
         name = d.group(1)
         refs.append(RawRef("symbol", name, d.start(1), symbol=name.replace("::", ".")))
         taken = [(d.start(1), d.end(1))]
+    elif meth:
+        refs.append(RawRef("symbol", meth.group(1), meth.start(1), symbol=meth.group(1)))
+        taken = [(meth.start(1), meth.end(1))]
     else:
         taken = []
         a = _ASSIGNED.match(code)
@@ -341,11 +440,20 @@ def code_line_refs(line: str) -> list[RawRef]:
                 owner = full[:len(full) - len(last)].rstrip(".:")
                 refs.append(RawRef("symbol", owner, m.start(1), literal=False, symbol=".".join(parts[:-1])))
         taken.append((m.start(1), m.end(1)))
+    for m in _KWARG_VALUE.finditer(code):  # tool=custom_prompt_builder: a function passed by name
+        if not any(a <= m.start(1) < b for a, b in taken):
+            refs.append(RawRef("symbol", m.group(1), m.start(1), symbol=m.group(1)))
+            taken.append((m.start(1), m.end(1)))
     for m in _CODE_QUALIFIED.finditer(code):
         if any(a <= m.start() < b for a, b in taken):
             continue
         full = m.group(1)
         parts = re.split(r"\.|::", full)
+        if len(parts) == 2 and parts[0].islower() and parts[0] not in _RECEIVERS and parts[-1][:1].isupper() \
+                and len(parts[-1]) >= 3 and not parts[-1].isupper():
+            at = m.start(1) + len(parts[0]) + 1  # Go's test.CmdTest: the type CmdTest of package test
+            refs.append(RawRef("symbol", parts[-1], at, literal=False, symbol=parts[-1]))
+            continue
         if parts[0] in _RECEIVERS or len(parts[-1]) < 3 or not (
                 parts[0][:1].isupper() or parts[-1].isupper() or "::" in full):
             continue  # obj.attr: a local, not a reference (testing.T: too short to tell)
@@ -353,7 +461,7 @@ def code_line_refs(line: str) -> list[RawRef]:
     for r in refs:
         r.illustrative = True
     refs.sort(key=lambda r: r.start)
-    return refs
+    return _mark_placeholders(refs)
 
 
 def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
@@ -362,6 +470,11 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
     refs: list[RawRef] = []
     work = text
     for m in _URL.finditer(work):
+        url = _REPO_URL.match(m.group(0))
+        if url:
+            refs.append(RawRef("path", url.group(1), m.start() + url.start(1), literal=False))
+        work = _mask(work, m.start(), m.end())
+    for m in _HTML_TAG.finditer(work):  # "Extension Entry<br/>src/extension.ts" (a diagram's label)
         work = _mask(work, m.start(), m.end())
     for m in _WIKI.finditer(work):
         target = m.group(1).strip()
@@ -425,16 +538,24 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
         if not any(a <= m.start() < b for a, b in taken):
             refs.append(RawRef("symbol", m.group(1), m.start(), literal=False, symbol=m.group(1)))
     for m in _TOKEN.finditer(work):
-        tok = m.group(0).strip("*_").rstrip(".:!?").lstrip("(")
+        tok = _unemphasize(m.group(0))
         if not tok or tok.startswith(("-", "$", "~", "@", "#")) or "=" in tok or any(a <= m.start() < b for a, b in taken):
+            continue
+        node = _NODE_ID.match(tok)
+        if node and looks_like_path(node.group("path")):
+            refs += _node_refs(node, m.start())
+            continue
+        if _FOLDER_WORD.match(work, m.end()) and (bare := _bare(tok, m.start())) is not None:
+            refs.append(bare)  # "inside the src folder": a folder, when it names one exactly
             continue
         if _is_glob(tok):
             refs.append(RawRef("glob", tok, m.start()))
         elif "/" in tok:
             if not re.search(r"[A-Za-z0-9_]", tok) or _versionish(tok):
                 continue
-            explicit = tok.endswith("/") or looks_like_path(tok) or tok.startswith(("./", "../"))
-            refs.append(RawRef("path", tok, m.start(), literal=explicit))
+            explicit = tok.endswith("/") or looks_like_path(tok) or tok.startswith(("./", "../")) or (
+                tok.split("/", 1)[0] in _TOP_DIRS and (tok.count("/") >= 2 or re.search(r"[-_.\d]", tok.split("/", 1)[1])))
+            refs.append(RawRef("path", tok, m.start(), literal=bool(explicit)))
         elif looks_like_path(tok) and not tok.startswith("."):
             refs.append(RawRef("path", tok, m.start()))
         elif _BARE_WORD.fullmatch(tok) and re.search(r"[A-Za-z0-9][-_][A-Za-z0-9]", tok):
@@ -447,11 +568,24 @@ def find_refs(text: str, *, cells_literal: bool = False) -> list[RawRef]:
     _owners(refs)
     for r in refs:
         r.example = example_before(text, r.start)
-        r.placeholder = bool(_PLACEHOLDER.search(r.target) or _PLACEHOLDER_CAMEL.match(r.target))
+        r.placeholder = bool(_PLACEHOLDER.search(r.target) or _PLACEHOLDER_CAMEL.match(r.target)
+                             or _PLACEHOLDER_CODE.search(r.target))
     return refs
 
 
 _HOME_PROSE = re.compile(r"(?:^|(?<=[\s(]))(~/[^\s`'\"()]+)")
+
+
+def _unemphasize(tok: str) -> str:
+    """A prose token without the emphasis and punctuation around it: ``**Core``, ``Extension**:``,
+    ``(see``, ``_note_`` lose them; ``__init__.py`` keeps its underscores."""
+    prev = None
+    while tok != prev:
+        prev = tok
+        tok = tok.lstrip("(*").rstrip(".:!?,*")
+        if len(tok) > 2 and tok[0] == "_" and tok[-1] == "_":
+            tok = tok.strip("_")
+    return tok
 _PASCAL = re.compile(r"[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")
 
 
@@ -459,16 +593,24 @@ def _owners(refs: list[RawRef]) -> None:
     """Give each method-like symbol (a single lowercase or camelCase name) the class a code span named
     before it in the line (`` `SandboxProvider` manages `acquire`, `release` ``; `` `Mode` interface with
     `prepare()` ``): the resolver tries ``Class.name`` first. A bare lowercase word (``owner == ""``
-    from :func:`find_refs`) without such a class is not a reference."""
+    from :func:`find_refs`) without such a class is not a reference, unless a file was named before it
+    (`` [synth.rb](mdc:app/models/provider/synth.rb) provider has a `usage` method ``): then it is a name
+    that file defines, when it does (``in_file``)."""
     owner = None
+    files = [r.target for r in refs if r.kind == "path" and not r.exact and looks_like_path(r.target)]
+    in_file = None
     keep = []
     for r in refs:
+        if r.kind == "path" and not r.exact and looks_like_path(r.target):
+            in_file = r.target
         if r.kind == "symbol" and r.symbol and "." not in r.symbol:
             if _PASCAL.fullmatch(r.symbol) and r.literal:
                 owner = r.symbol
             elif not r.symbol[:1].isupper():
                 if r.owner == "" and owner is None:
-                    continue
+                    if in_file is None and not files:
+                        continue
+                    r.in_file = in_file or files[0]  # "the `log` class from `log.ts`": a file named after it
                 r.owner = owner
         keep.append(r)
     refs[:] = keep
@@ -580,6 +722,10 @@ class RefResolver:
                 return p, False
             if p in self.folders:
                 return p, True
+        if re.match(r"\.[A-Za-z]", t) and not rooted and "/" in t:  # `.src/utils/`, written for `./src/utils/`
+            fixed = self.resolve_path(t[1:], bases, folder=folder, suffix=False)
+            if fixed is not None and not any(self._norm(b, t.split("/", 1)[0]) in self.folders for b in bases):
+                return fixed
         if t.startswith("../") or t == ".." or not suffix:
             return None
         tail = posixpath.normpath(t)
@@ -626,14 +772,18 @@ class RefResolver:
             out.append(ev)
 
         if ref.kind == "glob":
-            t = ref.target.lstrip("/") if ref.target.startswith("/") else ref.target
-            rx = glob_regex(t.removeprefix("./"))
+            t = _SCHEME.sub("", ref.target)
+            rooted = t.startswith("/")
+            t = t.lstrip("/").removeprefix("./")
+            rx = glob_regex(t)
             chosen = None
-            for base in ([""] if ref.target.startswith("/") else bases):
+            for base in ([""] if rooted else bases):
                 prefix = base + "/" if base else ""
                 if any(f.startswith(prefix) and rx.match(f[len(prefix):]) for f in self.files):
-                    chosen = prefix + t.removeprefix("./")
+                    chosen = prefix + t
                     break
+            if chosen is None and not (rooted or ref.illustrative):
+                chosen = self._glob_by_suffix(t)
             if chosen is None:
                 implied = "" if ref.target.startswith("/") else self._implied(ref, where)
                 chosen = (implied + "/" if implied else "") + t.removeprefix("./")
@@ -655,8 +805,6 @@ class RefResolver:
             hit = self.resolve_path(ref.target, bases, folder=want_folder, suffix=not (ref.exact or ref.illustrative))
             if hit is None and not ref.literal:
                 return []
-            if hit is not None and hit[0] == where.own:
-                return []
             example = ref.example or ((ref.placeholder or ref.illustrative) and hit is None)
             if hit is not None:
                 add("folder" if hit[1] else "file_span", hit[0], example)
@@ -675,6 +823,9 @@ class RefResolver:
         if ref.owner and self._defs_of(f"{ref.owner}.{symbol}"):
             symbol = f"{ref.owner}.{symbol}"  # a method of the class the line named before it
         defs = self._defs_of(symbol)
+        if ref.in_file is not None:  # a method of the file the line named before it: defined there, or nothing
+            named = self.resolve_path(ref.in_file, bases, suffix=not ref.illustrative)
+            defs = [d for d in defs if named is not None and d[0] == named[0]]
         if not defs and not ref.literal:
             return []
         example = ref.example or ((ref.placeholder or ref.illustrative) and not defs)
@@ -691,6 +842,23 @@ class RefResolver:
         else:
             add("symbol", None, example, symbol=symbol)
         return out
+
+    def _glob_by_suffix(self, pattern: str) -> str | None:
+        """``pattern`` rooted at the one folder ending with its literal folder part that holds a match
+        (``classpath:db/migration/{vendor}`` -> ``app/src/main/resources/db/migration/{vendor}``)."""
+        segs = pattern.split("/")
+        lit = []
+        for seg in segs[:-1]:
+            if _GLOB_CHARS.search(seg):
+                break
+            lit.append(seg)
+        if not lit:
+            return None
+        head, rest = "/".join(lit), "/".join(segs[len(lit):])
+        rx = glob_regex(rest)
+        hits = [d for d in self._by_name.get(lit[-1], ()) if d in self.folders and d.endswith("/" + head)
+                and any(f.startswith(d + "/") and rx.match(f[len(d) + 1:]) for f in self.files)]
+        return f"{hits[0]}/{rest}" if len(hits) == 1 else None
 
     def _wiki(self, name: str, where: Where) -> str | None:
         base = name.strip().strip("/")

@@ -34,6 +34,7 @@ Outcomes (``EvidenceCheck.status`` / ``reason_code``), design "revalidate":
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
 from typing import Any, Callable, Sequence
 
@@ -85,6 +86,7 @@ class _Checker:
         self.result = make_result
         self.head_tree = history.tree(head)
         self._dir_names: dict[str, tuple[str, ...]] | None = None
+        self._sorted: dict[str, list[str]] = {}  # files of a tree, sorted (folder contents by bisection)
 
     def dir_by_name(self) -> dict[str, tuple[str, ...]]:
         if self._dir_names is None:
@@ -110,6 +112,12 @@ class _Checker:
         if kind == "glob":
             return self.check_glob(ev, w, path, at)
         if self.head_tree.exists(path) and (not at.exists(path) or self.head_tree.is_dir(path) == at.is_dir(path)):
+            moved = self._folder_emptied(anchor, path, at) if at.is_dir(path) else None
+            if moved is not None:  # internal/agent/ at HEAD is another package: the old one went elsewhere
+                new, commit = moved
+                return self.result(ev, "changed", "path_moved",
+                                   f"{w} was moved to {new} in {_short(commit)} ({path} at HEAD holds other files)",
+                                   "medium", new, moved_in=commit)
             return self.result(ev, "valid", "exists", f"{w} exists at HEAD", "none", path)
         if not at.exists(path):
             return self.result(ev, "unresolvable", "reference_unresolvable",
@@ -133,6 +141,29 @@ class _Checker:
         where = f" in {_short(commit)}" if commit else f" since {_short(anchor)}"
         return self.result(ev, "deleted", "folder_deleted" if folder else "file_deleted",
                            f"{w} was deleted{where}", "high", moved_in=commit)
+
+    def _folder_emptied(self, anchor: str, path: str, at: Tree) -> tuple[str, str | None] | None:
+        """(new folder, commit) when a folder that exists at HEAD kept at most a tenth of its files (of
+        three at least) and none of its subfolders, and git followed the rest to one new folder outside it:
+        the name was reused for something else."""
+        prefix = path + "/"
+        if at.rev not in self._sorted:
+            self._sorted[at.rev] = sorted(at.files)
+        files = self._sorted[at.rev]
+        inside = []
+        for f in files[bisect_left(files, prefix):]:
+            if not f.startswith(prefix):
+                break
+            inside.append(f)
+        if len(inside) < 3 or sum(f in self.head_tree.files for f in inside) * 10 > len(inside):
+            return None
+        if any(self.head_tree.is_dir(prefix + f[len(prefix):].split("/", 1)[0]) for f in inside
+               if "/" in f[len(prefix):]):
+            return None  # a subfolder of it is still there (testing/cli_tests/): thinned out, not reused
+        new, commit, how = self._folder_move(anchor, path, at)
+        if how != "history" or not new or new == path or new.startswith(prefix) or path.startswith(new + "/"):
+            return None  # restructured inside itself (crates/obs/src/... -> crates/obs/src/metrics/...): still there
+        return new, commit
 
     def _file_move(self, anchor: str, path: str, at: Tree) -> tuple[str | None, str | None, str]:
         trail = self.history.follow(anchor, path)
@@ -178,7 +209,9 @@ class _Checker:
         then the folders its files went to) or ``""`` (gone)."""
         prefix = path + "/"
         inside = sorted(f for f in at.files if f.startswith(prefix))[:_MAX_FOLDER_FILES]
-        targets: Counter = Counter()
+        weight = self._weights(anchor, inside)
+        targets: Counter = Counter()  # weighed by size (see _weights); counts: files
+        counts: Counter = Counter()
         commits: Counter = Counter()
         deleted_in: Counter = Counter()
         named: Counter = Counter()
@@ -194,28 +227,36 @@ class _Checker:
                 renames = [st for st in trail.steps if st.kind == "R" and st.new_path]
                 if renames and renames[-1].new_path.endswith("/" + rest):
                     # moved with the folder, deleted later: the folder still went there
-                    targets[renames[-1].new_path[:-len(rest) - 1]] += 1
+                    targets[renames[-1].new_path[:-len(rest) - 1]] += weight[f]
+                    counts[renames[-1].new_path[:-len(rest) - 1]] += 1
                     commits[renames[-1].commit] += 1
                     continue
                 same = self._same_name(f, at)  # delete + add in a restructuring
                 if same and same.endswith("/" + rest):
-                    named[same[:-len(rest) - 1]] += 1
+                    named[same[:-len(rest) - 1]] += weight[f]
+                    counts[same[:-len(rest) - 1]] += 1
                 continue
             if trail.path.endswith("/" + rest):
                 new_dir = trail.path[:-len(rest) - 1]
-                targets[new_dir] += 1
+                targets[new_dir] += weight[f]
+                counts[new_dir] += 1
                 commits[trail.last_commit] += 1
         covering = self._covering(ends, at, len(inside))
         if covering is not None:
             return covering[0], covering[1], "history"
         votes = targets + named
         if votes:
+            total = sum(weight.values())
             new_dir, n = votes.most_common(1)[0]
             split = [d for d, _ in votes.most_common(3)]
             if n * 2 <= sum(votes.values()) and len(split) > 1:
-                # no folder took most of its files: a split, not a move (nothing to rewrite)
+                # no folder took most of its content: a split, not a move (nothing to rewrite)
                 return ", ".join(split), commits.most_common(1)[0][0] if commits else None, "split"
-            if n * 3 >= len(inside) and self.head_tree.is_dir(new_dir) and not at.is_dir(new_dir):
+            # a folder new at HEAD that a third of the content went to, or an existing one that most of it
+            # went to keeping its layout (plugin/{idp,webhook}/... -> internal/{idp,webhook}/...)
+            into = new_dir and at.is_dir(new_dir) and (targets[new_dir] * 2 > total or counts[new_dir] * 2 > len(inside))
+            enough = n * 3 >= total or counts[new_dir] * 3 >= len(inside)
+            if enough and self.head_tree.is_dir(new_dir) and (not at.is_dir(new_dir) or into):
                 commit = commits.most_common(1)[0][0] if commits else (
                     deleted_in.most_common(1)[0][0] if deleted_in else None)
                 return new_dir, commit, "history" if targets[new_dir] else "name"
@@ -226,6 +267,19 @@ class _Checker:
         if len(same) == 1:
             return same[0], commit, "name"
         return None, commit, ""
+
+    def _weights(self, anchor: str, files: list[str]) -> dict[str, int]:
+        """How much each of a folder's files weighs in a vote on where the folder went: its size at
+        ``anchor`` in bytes (so ``workers.rs`` outweighs the ``Cargo.toml`` and two-line ``lib.rs`` that
+        git paired with another crate), from 256 to 64 KiB (a test database does not outweigh the code);
+        a blob the clone lacks weighs as the folder's largest file."""
+        try:
+            sizes = self.repo.blob_sizes(anchor, files) if files else {}
+        except GitError:
+            sizes = {}
+        known = [v for v in sizes.values() if v is not None]
+        fallback = max(known) if known else 256
+        return {f: min(1 << 16, max(256, sizes.get(f) if sizes.get(f) is not None else fallback)) for f in files}
 
     def _covering(self, ends: list[tuple[str, str | None, str]], at: Tree, total: int):
         """(folder, commit): the deepest folder new at HEAD under which most of a folder's children went
@@ -278,7 +332,9 @@ class _Checker:
                    at: Tree | None = None) -> tuple[str | None, str | None]:
         """The glob with its literal folder replaced by where most of its files went, if they went
         to one folder (``testing/*.test`` -> ``testing/system/*.test``), renamed or deleted and added
-        again under the same name (``at``: the anchor's tree)."""
+        again under the same name (``at``: the anchor's tree), when a third of the files it matched went
+        there; or, most of them deleted, when at least two and most of those git followed to a name it
+        still matches went there (``testing/system/*.test``, not a vendored folder sharing some names)."""
         segs = pattern.removeprefix("./").split("/")
         lit = []
         for seg in segs[:-1]:
@@ -286,26 +342,34 @@ class _Checker:
                 break
             lit.append(seg)
         prefix = "/".join(lit)
-        votes: Counter = Counter()
-        commits: Counter = Counter()
+        votes: Counter = Counter()  # followed through history, or deleted and added again by name
+        renamed: Counter = Counter()  # followed through history only
+        commits: dict[str, Counter] = {}
         for f in matched[:_MAX_FOLDER_FILES]:
             rest = f[len(prefix) + 1:] if prefix else f
             trail = self.history.follow(anchor, f)
             if trail.path and trail.path != f and trail.path.endswith("/" + rest):
-                votes[trail.path[:-len(rest) - 1]] += 1
-                commits[trail.last_commit] += 1
+                new = trail.path[:-len(rest) - 1]
+                renamed[new] += 1
             elif trail.path is None and at is not None:  # deleted, and added again elsewhere (a restructuring)
                 same = self._same_name(f, at)
-                if same and same.endswith("/" + rest):
-                    votes[same[:-len(rest) - 1]] += 1
-                    commits[trail.last_commit] += 1
+                if not (same and same.endswith("/" + rest)):
+                    continue
+                new = same[:-len(rest) - 1]
+            else:
+                continue
+            votes[new] += 1
+            commits.setdefault(new, Counter())[trail.last_commit] += 1
         if not votes:
             return None, None
         new_prefix, n = votes.most_common(1)[0]
         if n * 3 < len(matched[:_MAX_FOLDER_FILES]):
-            return None, None
+            # most of its files deleted: where the few that moved (by history, not by name) went together
+            new_prefix, n = renamed.most_common(1)[0] if renamed else (None, 0)
+            if n < 2 or n * 2 <= sum(renamed.values()):
+                return None, None
         tail = "/".join(segs[len(lit):])
-        return (f"{new_prefix}/{tail}" if new_prefix else tail), commits.most_common(1)[0][0]
+        return (f"{new_prefix}/{tail}" if new_prefix else tail), commits[new_prefix].most_common(1)[0][0]
 
     # -- symbols -----------------------------------------------------------------------------
 

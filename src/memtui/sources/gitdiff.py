@@ -227,6 +227,23 @@ class GitRepo:
                 result[i] = (parts[0].decode(), parts[1].decode())
         return result
 
+    def blob_sizes(self, rev: str, paths: Sequence[str]) -> dict[str, int | None]:
+        """Size in bytes of each file ``paths`` at ``rev``; None for a path that is no file there or
+        whose blob the clone lacks (a partial clone). One ``cat-file --batch-check`` process."""
+        names = [f"{rev}:{p}" for p in paths]
+        ok = [i for i, n in enumerate(names) if "\n" not in n and "\r" not in n and not n.startswith("-")]
+        sizes: dict[str, int | None] = {p: None for p in paths}
+        if not ok:
+            return sizes
+        stdin = b"".join(names[i].encode("utf-8", "surrogateescape") + b"\n" for i in ok)
+        out = self._run(["cat-file", "--batch-check=%(objecttype) %(objectsize)"], stdin=stdin, check=False)
+        answers = out.split(b"\n")
+        for k, i in enumerate(ok):
+            parts = answers[k].split(b" ") if k < len(answers) else []
+            if len(parts) == 2 and parts[0] == b"blob" and parts[1].isdigit():
+                sizes[paths[i]] = int(parts[1])
+        return sizes
+
     def _resolve(self, revs: Sequence[str], extra: Sequence[str] = ()) -> tuple[dict[str, str | None], list]:
         """Resolve ``revs`` to commit shas (remembering their trees) plus look up the object
         names ``extra``, all in one ``cat-file --batch-check``."""

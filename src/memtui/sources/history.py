@@ -3,9 +3,11 @@
 Revalidation of a *named reference* (a path, folder or symbol a memory line mentions) asks
 whether the thing still exists at HEAD and, when it does not, where it went and which commit
 moved or deleted it. Everything goes through :class:`memtui.sources.gitdiff.GitRepo` (counted
-processes); nothing here raises for missing objects (partial or shallow clones): a history
-that cannot be read with rename detection is read without it, and one that cannot be read at
-all is empty.
+processes); nothing here raises for missing objects (partial or shallow clones): when rename
+detection over the whole history fails on a blob the clone lacks, it is run again on the commits that
+add and delete files, resumed after each of the few git cannot read, and those pair deletions with
+additions themselves (same blob, else the one same-named file added); a history that cannot be
+read at all is empty.
 
 * :meth:`History.tree` — the files and folders at a revision: one ``git ls-tree -r`` per
   revision (cached).
@@ -130,53 +132,67 @@ class History:
         anchors = sorted(set(anchors))
         if self._log is not None and set(anchors) <= self._log_anchors:
             return
-        base = ["log", "--reverse", "--topo-order", "-z", "--name-status", "--format=%x01%H",
-                "--diff-filter=RD", "--no-color", self.head]
         try:
             bases = self.repo._run(["merge-base", "--octopus", *anchors]).decode().split()
         except GitError:
             bases = []
         limit = [f"^{b}" for b in bases[:1]]
-        out = None
-        for renames in (["-M"], ["--no-renames"]):
-            try:
-                out = self.repo._run([*base[:1], *renames, *base[1:], *limit, "--"])
-                break
-            except GitError as exc:
-                self.errors.append(str(exc))
-        entries: list[tuple[str, list[tuple[str, str, str | None]]]] = []
-        if out:
-            for chunk in out.split(b"\x01")[1:]:
-                parts = chunk.split(b"\0")
-                head = parts[0].strip()
-                sha = head.split(b"\n")[0].decode()
-                changes: list[tuple[str, str, str | None]] = []
-                # after the sha line: "\n" then "STATUS\0path\0[path\0]" repeated
-                tokens = [p for p in parts[1:]]
-                rest = head.split(b"\n", 1)[1] if b"\n" in head else b""
-                if rest:
-                    tokens.insert(0, rest)
-                i = 0
-                while i < len(tokens):
-                    status = tokens[i].strip().decode("utf-8", "replace")
-                    if not status:
-                        i += 1
-                        continue
-                    if status.startswith("R") and i + 2 < len(tokens) + 1:
-                        old = tokens[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(tokens) else ""
-                        new = tokens[i + 2].decode("utf-8", "surrogateescape") if i + 2 < len(tokens) else ""
-                        changes.append(("R", old, new))
-                        i += 3
-                    elif status.startswith("D"):
-                        old = tokens[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(tokens) else ""
-                        changes.append(("D", old, None))
-                        i += 2
-                    else:
-                        i += 2
-                entries.append((sha, changes))
+        entries = None
+        try:
+            entries = _parse_name_status(self.repo._run(
+                ["log", "-M", "--reverse", "--topo-order", "-z", "--name-status", "--format=%x01%H",
+                 "--diff-filter=RD", "--no-color", self.head, *limit, "--"]))
+        except GitError as exc:  # an object the clone lacks (partial clone): see _read_log_partial
+            self.errors.append(str(exc))
+        if entries is None:
+            entries = self._read_log_partial(limit)
         self._log = entries
         self._log_anchors = frozenset(anchors)
         self._after.clear()
+
+    #: at most this many ``git log -M`` processes over the commits that add and delete (one more per
+    #: commit whose renames git cannot compute)
+    max_reruns = 32
+
+    def _read_log_partial(self, limit: list[str]) -> list[tuple[str, list[tuple[str, str, str | None]]]]:
+        """The log when rename detection over the whole range fails (a blob the clone lacks): the
+        additions and deletions of every commit from the trees alone (``--raw --no-renames`` reads no
+        blob), then rename detection for the commits that both add and delete, run again after each one git
+        cannot read; those few pair a deletion with an addition of the same blob, else of the only
+        same-named file the commit adds. Empty when nothing can be read."""
+        try:
+            raw = _parse_raw(self.repo._run(
+                ["log", "--reverse", "--topo-order", "-z", "--raw", "--no-renames", "--no-abbrev",
+                 "--format=%x01%H", "--diff-filter=AD", "--no-color", self.head, *limit, "--"]))
+        except GitError as exc:
+            self.errors.append(str(exc))
+            return []
+        candidates = [sha for sha, changes in raw if {c[0] for c in changes} >= {"A", "D"}]
+        renamed: dict[str, list[tuple[str, str, str | None]]] = {}
+        i, runs = 0, 0
+        while i < len(candidates) and runs < self.max_reruns:
+            # git prints each commit once its renames are computed, in the order given: the commits
+            # printed before a failure are complete, the next one is the one it cannot read
+            runs += 1
+            out = self.repo._run(["log", "--no-walk=unsorted", "--stdin", "-M", "-z", "--name-status",
+                                  "--format=%x01%H", "--diff-filter=RD", "--no-color"],
+                                 stdin=("\n".join(candidates[i:]) + "\n").encode(), check=False)
+            found = _parse_name_status(out)
+            if [sha for sha, _ in found] != candidates[i:i + len(found)]:
+                break  # not the order asked for: trust none of it
+            if found and not found[-1][1] and i + len(found) < len(candidates):
+                found.pop()  # a commit that adds and deletes shows a change: this one was cut short
+            renamed.update(found)
+            i += len(found) + 1  # skip the commit git could not read (it is paired below)
+        entries: list[tuple[str, list[tuple[str, str, str | None]]]] = []
+        for sha, changes in raw:
+            if sha in renamed:
+                entries.append((sha, renamed[sha]))
+            elif sha in candidates:
+                entries.append((sha, _pair_moves(changes)))
+            else:
+                entries.append((sha, [("D", path, None) for kind, path, _ in changes if kind == "D"]))
+        return entries
 
     def _commits_after(self, anchor: str) -> set[str] | None:
         if anchor not in self._after:
@@ -226,6 +242,93 @@ class History:
         except GitError:
             return None
         return out.decode().strip() or None
+
+
+def _parse_name_status(out: bytes) -> list[tuple[str, list[tuple[str, str, str | None]]]]:
+    """``git log -z --name-status --format=%x01%H`` output as ``[(sha, [(R|D, old, new or None)])]``."""
+    entries: list[tuple[str, list[tuple[str, str, str | None]]]] = []
+    for chunk in out.split(b"\x01")[1:]:
+        parts = chunk.split(b"\0")
+        head = parts[0].strip()
+        sha = head.split(b"\n")[0].decode()
+        changes: list[tuple[str, str, str | None]] = []
+        # after the sha line: "\n" then "STATUS\0path\0[path\0]" repeated
+        tokens = list(parts[1:])
+        rest = head.split(b"\n", 1)[1] if b"\n" in head else b""
+        if rest:
+            tokens.insert(0, rest)
+        i = 0
+        while i < len(tokens):
+            status = tokens[i].strip().decode("utf-8", "replace")
+            if not status:
+                i += 1
+                continue
+            if status.startswith("R"):
+                old = tokens[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(tokens) else ""
+                new = tokens[i + 2].decode("utf-8", "surrogateescape") if i + 2 < len(tokens) else ""
+                changes.append(("R", old, new))
+                i += 3
+            elif status.startswith("D"):
+                old = tokens[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(tokens) else ""
+                changes.append(("D", old, None))
+                i += 2
+            else:
+                i += 2
+        entries.append((sha, changes))
+    return entries
+
+
+def _parse_raw(out: bytes) -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """``git log -z --raw --no-renames --no-abbrev --format=%x01%H`` output as
+    ``[(sha, [(A|D, path, blob id)])]`` (the blob added, or the one deleted)."""
+    entries: list[tuple[str, list[tuple[str, str, str]]]] = []
+    for chunk in out.split(b"\x01")[1:]:
+        parts = chunk.split(b"\0")
+        sha = parts[0].strip().decode()
+        changes: list[tuple[str, str, str]] = []
+        i = 1
+        while i + 1 < len(parts):
+            meta = parts[i].strip().split()
+            if len(meta) >= 5 and meta[0].startswith(b":"):
+                kind = meta[4].decode()[:1]
+                oid = (meta[2] if kind == "D" else meta[3]).decode()
+                changes.append((kind, parts[i + 1].decode("utf-8", "surrogateescape"), oid))
+                i += 2
+            else:
+                i += 1
+        entries.append((sha, changes))
+    return entries
+
+
+def _pair_moves(changes: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, str | None]]:
+    """One commit's additions and deletions as renames where git could not compute them: a deleted
+    blob added again elsewhere (the same content), else a deleted file whose name the commit adds at
+    exactly one path (and deletes at no other); the other deletions stay deletions."""
+    added = [(p, oid) for kind, p, oid in changes if kind == "A"]
+    deleted = [(p, oid) for kind, p, oid in changes if kind == "D"]
+    by_oid: dict[str, list[str]] = {}
+    for p, oid in added:
+        by_oid.setdefault(oid, []).append(p)
+    name_of = lambda p: p.rsplit("/", 1)[-1]  # noqa: E731
+    added_by_name: dict[str, list[str]] = {}
+    for p, _ in added:
+        added_by_name.setdefault(name_of(p), []).append(p)
+    deleted_names: dict[str, int] = {}
+    for p, _ in deleted:
+        deleted_names[name_of(p)] = deleted_names.get(name_of(p), 0) + 1
+    taken: set[str] = set()
+    out: list[tuple[str, str, str | None]] = []
+    for p, oid in deleted:
+        same = [q for q in by_oid.get(oid, ()) if q not in taken]
+        if not same:
+            named = [q for q in added_by_name.get(name_of(p), ()) if q not in taken]
+            same = named if len(named) == 1 and deleted_names[name_of(p)] == 1 else []
+        if same:
+            taken.add(same[0])
+            out.append(("R", p, same[0]))
+        else:
+            out.append(("D", p, None))
+    return out
 
 
 def blame_commits(repo: GitRepo, path: str) -> dict[int, str]:

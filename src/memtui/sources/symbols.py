@@ -3,12 +3,15 @@
 Languages are chosen by file extension: ``.java`` (tree_sitter_java), ``.py``/``.pyi``
 (tree_sitter_python), ``.ts``/``.mts``/``.cts`` and ``.tsx`` (tree_sitter_typescript),
 ``.js``/``.mjs``/``.cjs``/``.jsx`` (tree_sitter_javascript), ``.go`` (tree_sitter_go), ``.rs``
-(tree_sitter_rust), ``.rb``/``.rake`` (tree_sitter_ruby). Other files have no symbols (lookups return ``None`` / empty).
+(tree_sitter_rust), ``.rb``/``.rake`` (tree_sitter_ruby); ``.tcl`` without a grammar (its ``proc NAME``
+definitions, a line each, to the line that closes the body). Other files have no symbols (lookups return
+``None`` / empty).
 
 Symbols are definitions only, named by their dotted qualified name inside the file:
 ``RuleRegistry``, ``RuleRegistry.resolve``, ``Outer.Inner.method``; Python ``Class.method``,
 ``function``, ``outer.inner``; TS/JS classes, interfaces, type aliases, enums, namespaces,
-functions, class methods and fields holding functions (``Router.route``), top-level
+functions, class methods and fields holding functions (``Router.route``), the fields interfaces and
+object type aliases declare (``TestEnvironment.mockIpcRenderer``), top-level
 ``const``s and function-valued ``let``/``var``s; Go functions, methods qualified by receiver
 type (``func (r *Router) Route()`` is ``Router.Route``), each ``type`` spec, interface methods
 (``Reader.Read``), top-level ``const``/``var`` names; Rust fns, structs, enums, unions,
@@ -23,7 +26,9 @@ A lookup name matches a symbol when it is a dotted suffix of its qualified
 name (``resolve`` finds ``RuleRegistry.resolve``); a Java name may also carry the file's
 package (``com.acme.order.validation.RuleRegistry.resolve``), a name in another language its
 module (``tools.BASH`` for ``BASH`` in ``tools.py``; the folder for ``__init__.py``, ``mod.rs``,
-``index.ts``, ``lib.rs``). Python module-level assignments (``PROMPT_FILES = {...}``) are definitions. With several matches the exact
+``index.ts``, ``lib.rs``; a Go name its package clause, ``digraph.DAG``). Python module-level assignments (``PROMPT_FILES = {...}``) are definitions, and so
+is a package's re-export under a new name (``from .handler import LangchainHandler as CallbackHandler`` at
+the top of an ``__init__.py`` defines ``CallbackHandler``; a plain import defines nothing). With several matches the exact
 qualified name wins, then the shallowest, then the first in the file (Java overloads).
 
 Parse results are cached (LRU) by a caller-given key such as the git blob id, or by a hash of
@@ -46,19 +51,19 @@ __all__ = ["SymbolSpan", "SymbolIndex", "language_for", "find_symbol", "calls_in
 _EXTENSIONS = {".java": "java", ".py": "python", ".pyi": "python",
                ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
                ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-               ".go": "go", ".rs": "rust", ".rb": "ruby", ".rake": "ruby"}
+               ".go": "go", ".rs": "rust", ".rb": "ruby", ".rake": "ruby", ".tcl": "tcl"}
 
 _DECLS = {
     "java": ("class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
              "annotation_type_declaration", "method_declaration", "constructor_declaration",
              "compact_constructor_declaration", "annotation_type_element_declaration",
              "enum_constant"),
-    "python": ("class_definition", "function_definition", "assignment"),
+    "python": ("class_definition", "function_definition", "assignment", "aliased_import"),
     "typescript": ("class_declaration", "abstract_class_declaration", "interface_declaration",
                    "type_alias_declaration", "enum_declaration", "function_declaration",
                    "generator_function_declaration", "function_signature", "method_definition",
                    "abstract_method_signature", "method_signature", "variable_declarator",
-                   "public_field_definition", "internal_module", "module"),
+                   "public_field_definition", "internal_module", "module", "property_signature"),
     "javascript": ("class_declaration", "function_declaration", "generator_function_declaration",
                    "method_definition", "variable_declarator", "field_definition"),
     "go": ("function_declaration", "method_declaration", "type_spec", "type_alias", "method_elem",
@@ -262,6 +267,12 @@ def _def_names(lang: str, node) -> list[tuple[str, ...]]:
                                           and owner.type == "variable_declarator"
                                           and owner.parent is not None and _top_level(owner.parent))):
                 return []
+        elif t == "property_signature":  # a field an interface or an object type alias declares
+            parent = node.parent
+            owner = parent.parent if parent is not None else None
+            if parent is None or not (parent.type == "interface_body" or (
+                    parent.type == "object_type" and owner is not None and owner.type == "type_alias_declaration")):
+                return []
         elif t in ("public_field_definition", "field_definition"):
             value = node.child_by_field_name("value")
             if value is None or value.type not in _FUNC_VALUES:
@@ -312,6 +323,31 @@ def _wants(parsed: _Parsed, want: tuple[str, ...]) -> list[tuple[str, ...]]:
     return [want]
 
 
+_TCL_PROC = re.compile(r"^\s*proc\s+(?:::)?([A-Za-z_][\w]*(?:::[A-Za-z_][\w]*)*)\s")
+
+
+def _tcl_parsed(text: str) -> _Parsed:
+    """The ``proc`` definitions of a Tcl file (``proc ns::name {args} {`` is ``ns.name``), each from its
+    line to the line where its braces balance again (or the end of the file); no parse tree, no calls."""
+    lines = split_lines(text)
+    symbols: list[_Symbol] = []
+    for i, line in enumerate(lines):
+        m = _TCL_PROC.match(line)
+        if not m:
+            continue
+        depth, end = 0, len(lines)
+        for j in range(i, len(lines)):
+            depth += lines[j].count("{") - lines[j].count("}")
+            if depth <= 0 and j > i or (depth == 0 and "{" in lines[j]):
+                end = j + 1
+                break
+        symbols.append(_Symbol(tuple(m.group(1).split("::")), i + 1, end, None))
+    by_name: dict[str, list[tuple[int, _Symbol]]] = {}
+    for order, sym in enumerate(symbols):
+        by_name.setdefault(sym.qualname[-1], []).append((order, sym))
+    return _Parsed(None, None, lines, symbols, (), by_name)
+
+
 class SymbolIndex:
     """Parses source text with tree-sitter, caching up to ``maxsize`` parse results (LRU).
 
@@ -336,11 +372,18 @@ class SymbolIndex:
         if lang_name is None:
             return None
         data = text.encode("utf-8", "surrogateescape")
-        ck = (lang_name, key or hashlib.sha1(data).hexdigest())
+        init = path.rsplit("/", 1)[-1] == "__init__.py"
+        ck = (lang_name, key or hashlib.sha1(data).hexdigest(), init)
         hit = self._cache.get(ck)
         if hit is not None:
             self._cache.move_to_end(ck)
             return hit
+        if lang_name == "tcl":
+            parsed = _tcl_parsed(text)
+            self._cache[ck] = parsed
+            if len(self._cache) > self.maxsize:
+                self._cache.popitem(last=False)
+            return parsed
         from tree_sitter import QueryCursor
 
         lang = self._lang(lang_name)
@@ -359,6 +402,14 @@ class SymbolIndex:
                         stmt.type == "expression_statement" and stmt.parent is not None and stmt.parent.type == "module":
                     start, end = _lines_of(stmt)
                     symbols.append(_Symbol((_text(left),), start, end, node))
+                continue
+            if node.type == "aliased_import":  # a package's re-export under a new name (see the module doc)
+                alias, name, stmt = node.child_by_field_name("alias"), node.child_by_field_name("name"), node.parent
+                if init and alias is not None and name is not None and stmt is not None and \
+                        stmt.type == "import_from_statement" and stmt.parent is not None and \
+                        stmt.parent.type == "module" and _text(alias) != _text(name).rsplit(".", 1)[-1]:
+                    start, end = _lines_of(stmt)
+                    symbols.append(_Symbol((_text(alias),), start, end, node))
                 continue
             name = _name_of(node)
             if not name:
@@ -384,6 +435,11 @@ class SymbolIndex:
                         if sub.type in ("scoped_identifier", "identifier"):
                             package = tuple(sub.text.decode("utf-8", "replace").split("."))
                     break
+        if lang_name == "go":  # ``digraph.DAG``: a Go name qualified by its package clause
+            clause = next((c for c in tree.root_node.named_children if c.type == "package_clause"), None)
+            ident = next((c for c in clause.named_children if c.type == "package_identifier"), None) if clause else None
+            if ident is not None:
+                package = (_text(ident),)
         if not package:  # ``tools.BASH``: a name qualified by its module (file stem, or folder for __init__.py)
             parts = path.rsplit("/", 2)
             stem = parts[-1].rsplit(".", 1)[0]
@@ -476,7 +532,7 @@ class SymbolIndex:
         TS/JS (``new T`` too), Go and Rust calls likewise (Rust ``Router::new()`` gives ``new``,
         ``Router.new``). ``[]`` when the caller is not found."""
         parsed = self._parse(text, path, key)
-        if parsed is None:
+        if parsed is None or parsed.lang is None:
             return []
         sym = self._lookup(parsed, caller)
         if sym is None:
