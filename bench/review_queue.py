@@ -67,6 +67,10 @@ async def measure_memtui(engine, decisions: int) -> tuple[float, list[float]]:
         for _ in range(decisions):
             table = app.screen.query_one("#queue", QueueList)
             row = table.cursor
+            deadline = time.perf_counter() + 10  # decision keys wait for the memory's detail on screen
+            while (app.screen._pending or app.screen._detail_id != table.current.memory_id) \
+                    and time.perf_counter() < deadline:
+                await pilot.pause(0.002)
             t = time.perf_counter()
             await pilot.press("a" if _ % 2 else "x")
             deadline = time.perf_counter() + 10

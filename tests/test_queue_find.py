@@ -124,3 +124,42 @@ def test_filter_text_round_trip_and_errors():
         parse_filter_text("colour=red", f)
     with pytest.raises(FilterError, match="min_confidence"):
         QueueFilter(min_confidence=2)
+
+
+def test_batch_decision_is_one_transaction_and_undone_as_one(svc):
+    from memtui.domain.invariants import InvariantViolation
+
+    with pytest.raises(InvariantViolation, match="mem_adr: review invariant"):
+        svc.decide_many(["mem_registry", "mem_adr", "mem_tests"], "approve", REVIEWER, comment="batch")
+    assert [svc.detail(m).state for m in ("mem_registry", "mem_adr", "mem_tests")] == ["candidate"] * 3
+    assert len(svc.history("mem_registry")) == 1  # nothing of the refused batch was written
+    out = svc.decide_many(["mem_registry", "mem_tests"], "needs-review", REVIEWER, comment="batch")
+    assert [(o.memory_id, o.from_state, o.to_state) for o in out] == [
+        ("mem_registry", "candidate", "needs_review"), ("mem_tests", "candidate", "needs_review")]
+    assert [svc.history(m)[-1].comment for m in ("mem_registry", "mem_tests")] == ["batch", "batch"]
+    back = svc.undo_many([o.event_id for o in reversed(out)], REVIEWER)
+    assert [(o.memory_id, o.to_state) for o in back] == [("mem_tests", "candidate"), ("mem_registry", "candidate")]
+
+
+def test_comment_on_a_decision_is_a_note_and_keeps_it_undoable(svc):
+    from memtui.domain.decisions import DecisionError
+
+    out = svc.decide("mem_registry", "needs-review", REVIEWER)
+    note_id = svc.comment_on(out.event_id, REVIEWER, "checked with the owner")
+    note = svc.history("mem_registry")[-1]
+    assert (note.event_id, note.from_state, note.to_state, note.comment, note.reason) == (
+        note_id, "needs_review", "needs_review", "checked with the owner", f"comment on {out.event_id}")
+    with pytest.raises(DecisionError, match="empty"):
+        svc.comment_on(out.event_id, REVIEWER, "  ")
+    svc.undo(out.event_id, REVIEWER)
+    assert svc.detail("mem_registry").state == "candidate"
+
+
+def test_approval_gates_name_each_shut_gate(engine, svc):
+    gates = {m: [g for g, _ in ReviewService(engine, REVIEWER).detail(m).gates]
+             for m in ("mem_adr", "mem_org", "mem_registry")}
+    assert gates == {"mem_adr": ["high impact needs a lead"], "mem_org": ["high impact needs a lead"],
+                     "mem_registry": []}
+    lead = Actor("human", "lee", "lead")
+    assert ReviewService(engine, lead).detail("mem_adr").gates == ()
+    assert svc.detail("mem_adr").gates == ()  # no viewer: no actor to judge for
