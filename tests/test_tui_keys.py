@@ -267,7 +267,7 @@ def test_every_binding_has_an_id():
                 missing += [f"{klass.__name__}: {b.key}" for b in klass.__dict__.get("BINDINGS", [])
                             if isinstance(b, Binding) and not b.id]
     assert missing == []
-    assert {"nav.down", "goto.queue", "queue.approve", "compaction.reject"} <= km.binding_ids(km.memtui_classes())
+    assert {"nav.down", "goto.queue", "queue.approve", "compaction.reject"} <= km.binding_ids(km.memtui_classes(MemtuiApp))
 
 
 def _all_screens():

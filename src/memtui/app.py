@@ -58,7 +58,7 @@ class MemtuiApp(App):
         from memtui.keymap import keymap_path, memtui_classes, read_keymap
 
         path = keymap_path()
-        keymap, problems = read_keymap(path, memtui_classes)
+        keymap, problems = read_keymap(path, lambda: memtui_classes(type(self)))
         if keymap:
             self.set_keymap(keymap)
         if problems:

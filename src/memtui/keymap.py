@@ -182,17 +182,17 @@ def binding_ids(classes: Iterable[type]) -> set[str]:
     return ids
 
 
-def memtui_classes() -> list[type]:
-    """The app and every screen class in :mod:`memtui.screens` (their bindings are the ones a keymap can remap)."""
+def memtui_classes(app_class: type) -> list[type]:
+    """``app_class`` and every screen class in :mod:`memtui.screens` (their bindings are the ones a
+    keymap can remap)."""
     import importlib
     import pkgutil
 
     from textual.screen import Screen
 
     import memtui.screens
-    from memtui.app import MemtuiApp
 
-    classes: list[type] = [MemtuiApp]
+    classes: list[type] = [app_class]
     for info in pkgutil.iter_modules(memtui.screens.__path__):
         module = importlib.import_module(f"memtui.screens.{info.name}")
         classes += [v for v in vars(module).values()

@@ -13,10 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from memtui.domain.invariants import Actor
 from memtui.governance.visibility import can_see
 from memtui.review.views import EventView, MemoryDetailView
 from memtui.store.models import (CompactionProposal, DuplicateCluster, HarmEvent, MaintenanceJob, Memory,
@@ -69,17 +67,17 @@ def _others(members, memory_id: str) -> str:
     return ", ".join(m for m in members if m != memory_id)
 
 
-def memory_page(engine: Engine, viewer: Actor | None, memory_id: str) -> MemoryPage:
-    """The page of ``memory_id`` as ``viewer`` may see it. Raises MemoryNotFound / MemoryOutOfScope."""
+def memory_page(svc, memory_id: str) -> MemoryPage:
+    """The page of ``memory_id`` as the viewer of ``svc`` (a :class:`memtui.review.service.ReviewService`)
+    may see it. Raises MemoryNotFound / MemoryOutOfScope."""
     from collections import Counter
 
     from memtui.domain.quality import quality, quality_input
     from memtui.review import lineage
     from memtui.review.lifecycle import load_evidence
-    from memtui.review.service import ReviewService
     from memtui.safety.guard import redact_for_display, shown_text
 
-    svc = ReviewService(engine, viewer)
+    engine, viewer = svc.engine, svc.viewer
     detail = svc.detail(memory_id)
     history = tuple(svc.history(memory_id))
     with Session(engine) as session:

@@ -444,7 +444,7 @@ class ReviewService:
         (:func:`memtui.review.memory_page.memory_page`). Raises MemoryNotFound / MemoryOutOfScope."""
         from memtui.review.memory_page import memory_page
 
-        return memory_page(self.engine, self.viewer, memory_id)
+        return memory_page(self, memory_id)
 
     def health_model(self, now: datetime | None = None):
         """The one health model (:func:`memtui.review.health.build_health`) of what this service's viewer sees."""

@@ -18,7 +18,8 @@ from memtui.review.proposals import ProposalView
 from memtui.screens.proposals import ProposalScreen
 from memtui.widgets.list_table import Col
 from memtui.widgets.literal import one_line, visible
-from memtui.widgets.wrap import Wrapped, location_line
+from memtui.widgets.memory_detail import location_line
+from memtui.widgets.wrap import Wrapped
 
 
 class CompactionScreen(ProposalScreen):

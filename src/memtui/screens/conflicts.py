@@ -20,7 +20,8 @@ from memtui.screens.proposals import ProposalScreen
 from memtui.widgets.list_table import Col
 from memtui.widgets.literal import one_line, visible
 from memtui.widgets.memory_detail import STATUS_STYLE
-from memtui.widgets.wrap import Wrapped, location_line
+from memtui.widgets.memory_detail import location_line
+from memtui.widgets.wrap import Wrapped
 
 def effect_of(action: str, a: str, b: str) -> str:
     """What a resolution does, in words, for the confirmation dialog."""

@@ -21,7 +21,7 @@ from memtui.widgets.diff_text import highlight_against
 from memtui.widgets.list_table import Col, ListTable
 from memtui.widgets.literal import one_line, visible
 from memtui.widgets.memory_detail import STATUS_STYLE
-from memtui.widgets.wrap import location_line
+from memtui.widgets.memory_detail import location_line
 
 
 class DuplicatesScreen(ProposalScreen):

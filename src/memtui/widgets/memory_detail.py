@@ -137,3 +137,11 @@ class MemoryDetail(Static):
         else:
             self.lines = render_detail(detail)
         self.update(Group(*(Wrapped(line) for line in self.lines)))  # paths break at "/", not mid-name
+
+
+def location_line(status: str, kind: str, location: str | None, *, indent: int = 0, style: str = "") -> Wrapped:
+    """``• status kind location`` for an evidence list: the status coloured, the location breaking at ``/``."""
+    t = Text(" " * indent + "• ")
+    t.append(status, style=STATUS_STYLE.get(status, ""))
+    t.append(f" {kind} {visible(location)}", style=style)
+    return Wrapped(t)

@@ -13,7 +13,6 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
-from memtui.widgets.literal import visible
 
 #: where a path may break: after these (``src/``, ``File.java:``), and before ``@`` (``@43d3d11``)
 PATH_BREAKS = "/:"
@@ -76,13 +75,3 @@ class Wrapped:
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         widest = max((cell_len(line) for line in self.text.plain.split("\n")), default=0)
         return Measurement(min(widest, 8), widest)
-
-
-def location_line(status: str, kind: str, location: str | None, *, indent: int = 0, style: str = "") -> Wrapped:
-    """``• status kind location`` for an evidence list: the status coloured, the location breaking at ``/``."""
-    from memtui.widgets.memory_detail import STATUS_STYLE
-
-    t = Text(" " * indent + "• ")
-    t.append(status, style=STATUS_STYLE.get(status, ""))
-    t.append(f" {kind} {visible(location)}", style=style)
-    return Wrapped(t)
