@@ -96,14 +96,14 @@ async def test_cli_report_and_tui_list_the_same_actions(store):
     assert shown.index(tui[0][1]) < shown.index(tui[-1][1])
     order = [a for r, a in cli if r == "order-service"]
     # the §19.2 additions, each worked out from what the fixture did
-    assert order[0] == "fix 1 policy violations: mem_rule_ids_dotted"
-    assert order[1] == "look at 1 challenged memories (harm or contradiction reported)"
-    assert order[2] == "re-review 1 memories still in use after harm was reported: mem_discount_rounding"
-    assert order[3] == "review 1 high-use memories first (stale, conflicted or waiting): mem_rule_registry_convention"
+    assert order[0] == "fix 1 policy violation: mem_rule_ids_dotted"
+    assert order[1] == "look at 1 challenged memory (harm or contradiction reported)"
+    assert order[2] == "re-review 1 memory still in use after harm was reported: mem_discount_rounding"
+    assert order[3] == "review 1 high-use memory first (stale, conflicted or waiting): mem_rule_registry_convention"
     # the oldest queue item: mem_pricing_independent, a candidate since 2026-06-15T13:02 -> 167 whole days
     assert (NOW - datetime(2026, 6, 15, 13, 2, tzinfo=UTC)).days == 167 > BACKLOG_MAX_DAYS
     assert order[-1].startswith("work the review backlog: mem_pricing_independent has waited 167 days")
-    assert [a for r, a in cli if r is None] == ["fix 1 policy violations: mem_org_imperative_commits"]
+    assert [a for r, a in cli if r is None] == ["fix 1 policy violation: mem_org_imperative_commits"]
 
 
 def test_the_sections_of_the_model(store):

@@ -365,3 +365,34 @@ async def test_after_a_decision_the_cursor_stays_on_the_row_of_the_next_item(sto
         ids = [p.proposal_id for p in screen.items]
         await _press(app, pilot, "x", "y")  # reject the first
         assert [p.proposal_id for p in screen.items] == ids[1:] and screen.current().proposal_id == ids[1]
+
+
+def test_memory_ids_match_any_part_of_the_id_starting_ones_first(store):
+    """The palette's jump: "junit" (middle of the id) finds mem_junit5_tests; "mem_rule" lists the
+    ids starting with it before those that only hold it."""
+    from memtui.review.workstation import Workstation
+
+    ws = Workstation(store, REV)
+    assert ws.memory_ids("junit") == ["mem_junit5_tests"]
+    ids = ws.memory_ids("rule")
+    assert ids == sorted(ids, key=lambda i: (not i.startswith("rule"), i)) and "mem_rule_registry_convention" in ids
+    assert ws.memory_ids("no-such-part") == []
+
+
+async def test_tab_into_the_detail_pane_then_j_k_scroll_it(store):
+    """README: tab moves the focus into the detail pane to scroll (the movement keys scroll it, the
+    queue's cursor stays); tab again gives the keys back to the queue."""
+    app = MemtuiApp(store, REV)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settle(app, pilot)
+        queue, pane = app.screen.query_one("#queue"), app.screen.query_one("#detail-pane")
+        assert pane.max_scroll_y > 2  # at 80x24 the detail does not fit
+        await pilot.press("tab", "j", "j", "down")
+        await pilot.pause()
+        assert (queue.cursor, pane.scroll_y) == (0, 3)
+        await pilot.press("k")
+        await pilot.pause()
+        assert pane.scroll_y == 2
+        await pilot.press("tab", "j")
+        await _settle(app, pilot)
+        assert queue.cursor == 1

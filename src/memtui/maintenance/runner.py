@@ -30,7 +30,7 @@ def result_notes(result: JobResult) -> list[str]:
     s = result.summary or {}
     notes: list[str] = []
     if s.get("skipped"):
-        notes.append(f"skipped {result.repository_id}: {s['skipped']}")
+        notes.append(f"skipped {result.repository_id or result.job_type}: {s['skipped']}")
     for line in s.get("couldNotCheck") or []:
         notes.append(f"could not check {line}")
     for err in s.get("gitErrors") or []:

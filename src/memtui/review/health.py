@@ -98,6 +98,11 @@ def _aware(dt: datetime) -> datetime:
     return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
 
 
+def _many(n: int, one: str = "memory", many: str = "memories") -> str:
+    """``1 memory`` / ``3 memories``: an action's count with its noun."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def _named(ids: list[str]) -> str:
     shown = ", ".join(ids[:NAMED])
     return shown + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
@@ -109,28 +114,28 @@ def _actions(s: dict[str, int], stale: list[str], conflicted: list[str], high_us
     """The action-required sentences of one repository, most urgent first (the one place they are written)."""
     out = []
     if violations:
-        out.append(f"fix {len(violations)} policy violations: {_named(sorted({m for m, _ in violations}))}")
+        out.append(f"fix {_many(len(violations), 'policy violation', 'policy violations')}: {_named(sorted({m for m, _ in violations}))}")
     if s["challenged"]:
-        out.append(f"look at {s['challenged']} challenged memories (harm or contradiction reported)")
+        out.append(f"look at {_many(s['challenged'], 'challenged memory', 'challenged memories')} (harm or contradiction reported)")
     unreviewed = [mid for mid, _n, last, state in harmful if state in ("active", "approved")
                   and (validated.get(mid) is None or _aware(validated[mid]) < _aware(last))]
     if unreviewed:
-        out.append(f"re-review {len(unreviewed)} memories still in use after harm was reported: {_named(unreviewed)}")
+        out.append(f"re-review {_many(len(unreviewed))} still in use after harm was reported: {_named(unreviewed)}")
     flagged = {*stale, *conflicted} | {m for m, st in waiting_states.items() if st in ("needs_review", "challenged")}
     hot = [mid for mid, _n in high_use if mid in flagged]
     if hot:
-        out.append(f"review {len(hot)} high-use memories first (stale, conflicted or waiting): {_named(hot)}")
+        out.append(f"review {_many(len(hot), 'high-use memory', 'high-use memories')} first (stale, conflicted or waiting): {_named(hot)}")
     if s["needs_review"]:
-        out.append(f"review {s['needs_review']} memories that need review")
+        out.append(f"review {_many(s['needs_review'])} that need{'s' if s['needs_review'] == 1 else ''} review")
     if conflicted:
-        out.append(f"resolve conflicts of {len(conflicted)} memories")
+        out.append(f"resolve conflicts of {_many(len(conflicted))}")
     in_use_stale = [m for m in stale if waiting_states.get(m) not in ("needs_review", "challenged")]
     if in_use_stale:
-        out.append(f"revalidate {len(in_use_stale)} stale memories: {_named(in_use_stale)}")
+        out.append(f"revalidate {_many(len(in_use_stale), 'stale memory', 'stale memories')}: {_named(in_use_stale)}")
     if s["candidate"]:
-        out.append(f"decide {s['candidate']} pending candidates")
+        out.append(f"decide {_many(s['candidate'], 'pending candidate', 'pending candidates')}")
     if s["expired"]:
-        out.append(f"archive or renew {s['expired']} expired memories")
+        out.append(f"archive or renew {_many(s['expired'], 'expired memory', 'expired memories')}")
     if backlog.oldest_days is not None and backlog.oldest_days > BACKLOG_MAX_DAYS:
         out.append(f"work the review backlog: {backlog.oldest_memory_id} has waited {backlog.oldest_days} days "
                    f"(median {backlog.median_days:g})")

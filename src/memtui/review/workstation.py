@@ -68,10 +68,14 @@ class Workstation:
 
         return write_decision_report(self._engine, path, fmt)
 
-    def memory_ids(self, prefix: str, limit: int = 20) -> list[str]:
-        """Up to ``limit`` ids of memories ``actor`` may see that start with ``prefix``, in id order
-        (for "jump to memory" in the command palette)."""
+    def memory_ids(self, part: str, limit: int = 20) -> list[str]:
+        """Up to ``limit`` ids of memories ``actor`` may see that hold ``part`` (``junit`` finds
+        ``mem_junit5_tests``): those starting with it first, then the rest, each in id order (for
+        "jump to memory" in the command palette)."""
+        from sqlalchemy import case
+
         with Session(self._engine) as session:
-            q = restrict(select(Memory.memory_id).where(Memory.memory_id.startswith(prefix, autoescape=True)),
+            q = restrict(select(Memory.memory_id).where(Memory.memory_id.contains(part, autoescape=True)),
                          session, self.actor)
-            return list(session.exec(q.order_by(Memory.memory_id).limit(limit)))
+            starts = case((Memory.memory_id.startswith(part, autoescape=True), 0), else_=1)
+            return list(session.exec(q.order_by(starts, Memory.memory_id).limit(limit)))

@@ -140,7 +140,19 @@ class BaseScreen(Screen):
                 scrollable = w
         return scrollable
 
+    def focused_scroller(self) -> Widget | None:
+        """The focused widget when it is a scrollable pane other than the main list (the detail pane
+        after ``tab``): the movement keys scroll it instead of moving the list's cursor."""
+        f = self.focused
+        if f is None or hasattr(f, "move_cursor") or not f.is_scrollable or isinstance(f, Screen):
+            return None
+        return f if f is not self.main_list() else None
+
     def _move(self, where: Callable[[int, int], int | None], scroll: str) -> None:
+        pane = self.focused_scroller()
+        if pane is not None:
+            getattr(pane, scroll)(animate=False)
+            return
         w = self.main_list()
         if w is None:
             return

@@ -33,6 +33,7 @@ class MaintenanceScreen(ModalScreen[bool]):
         with Vertical(id="maint-box"):
             yield Static(Text("Maintenance", style="bold"))
             yield Static("starting…", id="maint-step")
+            yield Static(Text("c cancels after the job under way · escape closes when it is done", style="dim"))
             yield ProgressBar(id="maint-progress", show_eta=False)
             yield Static("", id="maint-result")
 

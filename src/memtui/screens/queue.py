@@ -375,11 +375,17 @@ class QueueScreen(BaseScreen):
 
     # ---- movement (the base screen's keys; a range started with v grows with the cursor) -------
     def action_list_down(self) -> None:
-        """Next row (``j``, ``down``)."""
+        """Next row (``j``, ``down``); with the detail pane focused (``tab``), scroll it."""
+        if (pane := self.focused_scroller()) is not None:
+            pane.scroll_down(animate=False)
+            return
         self.queue.action_cursor_down()
 
     def action_list_up(self) -> None:
-        """Previous row (``k``, ``up``)."""
+        """Previous row (``k``, ``up``); with the detail pane focused (``tab``), scroll it."""
+        if (pane := self.focused_scroller()) is not None:
+            pane.scroll_up(animate=False)
+            return
         self.queue.action_cursor_up()
 
     def current_memory_id(self) -> str | None:
@@ -514,13 +520,15 @@ class QueueScreen(BaseScreen):
         last = step.outcomes[-1].memory_id
         if self.queue.anchor is not None:
             self.queue.toggle_range()
+            self._update_counter()  # the range is gone: the counter no longer says "selected N"
         if self._ahead == last:
             self._ahead = None  # the cursor moved on when the key was pressed
         else:
             self._advance(last)
         if len(step.outcomes) > 1 or redo:
-            self.notify(f"{'Redone' if redo else 'Decided'}: {len(step.outcomes)} memories. u undoes "
-                        f"{'them' if len(step.outcomes) > 1 else 'it'}.", markup=False)
+            n = len(step.outcomes)
+            self.notify(f"{'Redone' if redo else 'Decided'}: {n} memor{'y' if n == 1 else 'ies'}. u undoes "
+                        f"{'them' if n > 1 else 'it'}.", markup=False)
 
     def _advance(self, after_id: str) -> None:
         """Move to the next row not decided in this session (wrapping to the top), or say all are done."""
