@@ -129,7 +129,7 @@ def page_lines(page: MemoryPage) -> list[Text]:
 
 def related_option(r: RelatedItem) -> Text:
     """One related item as a line: relation, id, status, then what it is about (untrusted, literal)."""
-    t = Text(f"{r.relation:<14}", style="bold" if r.open else "dim")
+    t = Text(f"{r.relation:<13} ", style="bold" if r.open else "dim")  # a space even after a long relation
     t.append_text(one_line(r.subject_id, 60))
     t.append(f"  {r.status}", style="yellow" if r.open and r.jump != "memory" else "dim")
     t.append("  ")

@@ -774,7 +774,8 @@ class DedupeIndex:
             c = item_unit[canonical]
             other = max((u for u in present if u != c), key=lambda u: self._pair(c, u)[0])
             explanation = (f"{n} memories; learned pair scorer P(duplicate) >= {cfg.threshold / 100:.2f} between "
-                           f"the canonical and every member (lowest {worst / 100:.2f}, highest {best / 100:.2f}); "
+                           f"the canonical and every member and >= {cfg.cluster_floor / 100:.2f} between any two "
+                           f"(lowest pair {worst / 100:.2f}, highest {best / 100:.2f}); "
                            f"why: {self.verdict(c, other).explain()}.")
         else:
             method = "fuzzy"
