@@ -172,3 +172,15 @@ async def test_compaction_accept_and_reject_keys(store):
         assert p.status == "accepted" and p.new_memory_id
     svc = ReviewService(store)
     assert svc.detail("mem_d").state == "superseded" and svc.detail(p.new_memory_id).state == "active"
+
+
+def test_every_proposal_screen_implements_the_base_hooks():
+    """ProposalScreen's hooks raise NotImplementedError; each of the three screens overrides all."""
+    from memtui.screens.compaction import CompactionScreen
+    from memtui.screens.conflicts import ConflictsScreen
+    from memtui.screens.duplicates import DuplicatesScreen
+    from memtui.screens.proposals import ProposalScreen
+
+    for screen in (DuplicatesScreen, ConflictsScreen, CompactionScreen):
+        missing = [h for h in ProposalScreen.HOOKS if getattr(screen, h) is getattr(ProposalScreen, h)]
+        assert missing == [], f"{screen.__name__} lacks {missing}"

@@ -30,7 +30,12 @@ class ProposalScreen(BaseScreen):
     """A list of open proposals (``#list``) above or beside their detail, in ``#body``.
 
     Below 120 columns the screen has the class ``-narrow`` and the detail stacks under the list.
+    The hooks that raise NotImplementedError here (:data:`HOOKS`) are abstract: each proposal screen
+    (duplicates, conflicts, compaction) implements all of them.
     """
+
+    #: the methods every proposal screen implements
+    HOOKS: ClassVar[tuple[str, ...]] = ("compose_detail", "load", "item_key", "row", "show_item")
 
     CSS_PATH = "proposals.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]

@@ -11,6 +11,7 @@ literally.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -51,6 +52,17 @@ def age_label(created: datetime, now: datetime) -> str:
 
 def _flat(text: str | None) -> str:
     return visible(text).replace("\n", " ⏎ ").replace("\t", " ")
+
+
+@lru_cache(maxsize=8)
+def _column_widths(width: int) -> tuple[int, ...]:
+    """:func:`memtui.widgets.list_table.fit_widths` for the queue's columns at ``width`` cells, one
+    separator a column; computed once a width, not once a drawn line."""
+    from memtui.widgets.list_table import Col, fit_widths
+
+    cols = [Col(title, title, w, MIN_WIDTHS.get(title, STATEMENT_MIN)) for title, w in COLUMNS]
+    fitted = fit_widths(cols, width - len(COLUMNS) - 1, padding=0)
+    return tuple(fitted[title] for title, _ in COLUMNS)
 
 
 def _cell(text: str, width: int) -> str:
@@ -248,12 +260,7 @@ class QueueList(ScrollView, can_focus=True):
     # ---- drawing ---------------------------------------------------------------------------
     def column_widths(self, width: int | None = None) -> list[int]:
         """The width of each of :data:`COLUMNS` at ``width`` cells (the statement takes what is free)."""
-        from memtui.widgets.list_table import Col, fit_widths
-
-        width = self.size.width if width is None else width
-        cols = [Col(title, title, w, MIN_WIDTHS.get(title, STATEMENT_MIN)) for title, w in COLUMNS]
-        fitted = fit_widths(cols, width - len(COLUMNS) - 1, padding=0)  # one separator a column
-        return [fitted[title] for title, _ in COLUMNS]
+        return list(_column_widths(self.size.width if width is None else width))
 
     def header_text(self) -> str:
         """The column titles laid out as the rows are."""
