@@ -55,9 +55,12 @@ class Profile:
     exclusive: bool
     names: frozenset[str]
     vecs: np.ndarray  # unit vectors of the distinct content words (word_vectors), (k, 256)
+    word_stems: tuple[str, ...]  # the Snowball stem of each content word, in vecs' order
+    slot: np.ndarray  # bool (k,): the content word is a name, an identifier or holds a digit (a slot filler)
     negations: int
     negated_stems: frozenset[str] | None  # stems of the negated clauses; None: one clause or all negated
     numbers: frozenset[str]
+    numerals: frozenset[str]  # the numbers as written, unit-free (:func:`numerals`)
     poles: frozenset[tuple[str, int]]
     _an: Analyzed | None = None
 
@@ -69,6 +72,52 @@ class Profile:
 
 def _stems(words) -> frozenset[str]:
     return frozenset(stem(w) for w in words if w not in _STOP)
+
+
+_NUMERAL = re.compile(r"(?<![\w.$-])\d+(?:\.\d+)*")
+_NUMERAL_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+                  "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20",
+                  "thirty": "30", "hundred": "100", "thousand": "1000", "twice": "2", "once": "1"}
+_REQUIREMENT = re.compile(r"\b(?:until|unless|without|except|otherwise)\b", re.I)
+
+
+def numerals(text: str) -> frozenset[str]:
+    """The numbers of ``text`` as written, without their units: digits (leading zeros and a trailing
+    ``.0`` dropped: ``"02:00"`` -> ``{"2", "0"}``, ``"1.75.0"`` -> ``"1.75"``) and number words
+    (``"five"`` -> ``"5"``). Complements :func:`memtui.domain.statements.numbers` (units normalised):
+    ``"15 minutes"`` and ``"a 15-min TTL"`` agree here, ``"15 minutes"`` and ``"900 seconds"`` there."""
+    out = set()
+    for m in _NUMERAL.finditer(text):
+        n = m.group(0)
+        while n.endswith(".0") and n.count(".") > 1:
+            n = n[:-2]
+        head, _, tail = n.partition(".")
+        out.add((head.lstrip("0") or "0") + ("." + tail if tail else ""))
+    for w in _WORDS.findall(text):
+        v = _NUMERAL_WORDS.get(w.lower())
+        if v:
+            out.add(v)
+    return frozenset(out)
+
+
+def _clause_negations(clause: str) -> int:
+    """Negation cues of one clause, 0 when they cancel (an even count: "never deploy without a review")
+    or state a requirement ("cannot ship until the QA lead approves", "no merge unless CI is green")."""
+    n = negation_count(clause)
+    if n % 2 == 0 or _REQUIREMENT.search(clause) and n == 1:
+        return 0
+    return n
+
+
+_CLAUSE_KEEP = re.compile("(" + _CLAUSE.pattern + ")", re.I)
+
+
+def _clauses(text: str) -> list[str]:
+    """``text`` cut at clause boundaries, each separator kept at the head of the clause it opens
+    (``"X, not Y"`` -> ``["X", ", not Y"]``)."""
+    parts = _CLAUSE_KEEP.split(text)
+    out = [parts[0]] + [sep + rest for sep, rest in zip(parts[1::2], parts[2::2])]
+    return [c for c in out if c and c.strip()] or [text]
 
 
 def profile(text: str) -> Profile:
@@ -83,18 +132,19 @@ def profile(text: str) -> Profile:
         names.add(first.group(0).lower())
     names |= ids | {m.group(0) for m in _KEBAB.finditer(normalized)} | {
         identifier_key(m.group(0)) for m in _DIGIT_WORD.finditer(text)}
-    negations = negation_count(text)
+    clauses = _clauses(text)
+    per_clause = [_clause_negations(c) for c in clauses]
+    negations = sum(per_clause)
     negated_stems = None
-    if negations:
-        clauses = [c for c in _CLAUSE.split(text) if c and c.strip()]
-        neg = [c for c in clauses if negation_count(c)]
-        if 0 < len(neg) < len(clauses):
-            negated_stems = _stems(w.lower() for c in neg for w in _WORDS.findall(c))
+    if negations and 0 < sum(1 for n in per_clause if n) < len(clauses):
+        negated_stems = _stems(w.lower() for c, n in zip(clauses, per_clause) if n for w in _WORDS.findall(c))
     content = list(dict.fromkeys(w for w in words if w not in _STOP))
+    names = frozenset(n for n in names if n)
+    slot = np.array([w in names or identifier_key(w) in ids or any(c.isdigit() for c in w) for w in content], bool)
     return Profile(text, normalized, key_of_normalized(normalized), ids, joined_word_pairs(normalized),
-                   _stems(words), bool(_EXCLUSIVE.search(text)), frozenset(n for n in names if n),
-                   word_vectors(content), negations, negated_stems, frozenset(numbers(text)),
-                   frozenset(_POLES[w] for w in words if w in _POLES))
+                   _stems(words), bool(_EXCLUSIVE.search(text)), names,
+                   word_vectors(content), tuple(stem(w) for w in content), slot, negations, negated_stems, frozenset(numbers(text)),
+                   numerals(text), frozenset(_POLES[w] for w in words if w in _POLES))
 
 
 def prime(texts) -> None:
@@ -108,7 +158,8 @@ FEATURES = (
     "negation_asymmetry", "numbers_differ", "number_one_side", "antonym", "exclusive_slot", "names_differ", "shared_name",
     "length_ratio", "cosine_x_negation", "cosine_x_numbers", "cosine_x_antonym", "cosine_x_names",
     "cosine_x_identifiers", "align_mean", "align_min", "substitution", "unaligned", "cosine_over_60",
-    "cosine_over_75", "align_x_substitution",
+    "cosine_over_75", "align_x_substitution", "residual_align", "residual_x_slot", "residual_x_negation",
+    "residual_x_antonym", "residual_over_80",
 )
 LABELS = {
     "cosine": "embedding cosine", "token_set": "token set ratio", "token_sort": "token sort ratio",
@@ -126,6 +177,11 @@ LABELS = {
     "substitution": "one word swapped for an unrelated one", "unaligned": "share of words without a match",
     "cosine_over_60": "embedding cosine above 0.6", "cosine_over_75": "embedding cosine above 0.75",
     "align_x_substitution": "word swap in an otherwise aligned pair",
+    "residual_align": "same wording around names and numbers",
+    "residual_x_slot": "one name, number or identifier swapped in the same wording",
+    "residual_x_negation": "negation on one side of the same wording",
+    "residual_x_antonym": "opposite predicates in the same wording",
+    "residual_over_80": "wording around names and numbers aligned above 0.8",
 }
 ALIGNED = 0.6
 """Word cosine from which a word has a match on the other side."""
@@ -138,40 +194,63 @@ CONTRADICTION_INDEX = np.array([_IDX[n] for n in CONTRADICTIONS])
 VETO_INDEX = np.array([_IDX[n] for n in VETOES])
 
 
+def _ids_unmatched(ids: frozenset[str], other: Profile) -> set[str]:
+    """Identifier keys of one side that the other side names in no form: neither as an identifier,
+    nor as joined prose words ("user id"), nor as a plain word (its stem among the other's stems)."""
+    return {i for i in ids if i not in other.ids and i not in other.joined and stem(i) not in other.stems}
+
+
+def _names_unmatched(names: frozenset[str], other: Profile) -> set[str]:
+    """Names of one side the other side does not use, even as an ordinary word ("Sessions ..." /
+    "... session cache" is one word, not two products)."""
+    return {n for n in names if n not in other.names and n not in other.joined and stem(n) not in other.stems}
+
+
+def _align(S: np.ndarray) -> tuple[float, float, int, int]:
+    """(mean bidirectional best-match cosine, worst best match, unmatched rows, unmatched columns)."""
+    ma, mb = S.max(axis=1), S.max(axis=0)
+    return ((float(ma.sum()) / len(ma) + float(mb.sum()) / len(mb)) / 2, float(min(ma.min(), mb.min())),
+            int((ma < ALIGNED).sum()), int((mb < ALIGNED).sum()))
+
+
 def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
     """The feature vector of one pair (float32, ``len(FEATURES)``)."""
     shared_ids = (pa.ids & pb.ids) | (pa.ids & pb.joined) | (pb.ids & pa.joined)
-    only_a = pa.ids - shared_ids - pb.joined
-    only_b = pb.ids - shared_ids - pa.joined
-    differing = bool(only_a and only_b)
+    differing = bool(_ids_unmatched(pa.ids, pb) and _ids_unmatched(pb.ids, pa))
     neg = (pa.negations > 0) != (pb.negations > 0)
     if neg:  # a negated clause counts only when the other side is closer to it than to the rest
         n, o = (pa, pb) if pa.negations else (pb, pa)
         if n.negated_stems is not None:
             neg = len(n.negated_stems & o.stems) > len((n.stems - n.negated_stems) & o.stems)
     na, nb = pa.numbers, pb.numbers
-    numbers_differ = bool(na and nb and na != nb)
+    # a number differs when each side has one the other lacks, with units normalised and as written
+    # ("10 seconds" / "10 * time.Second", "15 minutes" / "900 s" agree; "3 replicas" / "5 replicas" do not)
+    numbers_differ = bool(na - nb and nb - na and pa.numerals - pb.numerals and pb.numerals - pa.numerals)
     axes_a = {}
     for axis, pole in pa.poles:
         axes_a.setdefault(axis, set()).add(pole)
     antonym = any(axis in axes_a and pole not in axes_a[axis] for axis, pole in pb.poles)
     shared_names = pa.names & pb.names
     # one name swapped for another (a slot filled differently), not two lists of names
-    names_differ = len(pa.names - pb.names - pb.joined) == 1 == len(pb.names - pa.names - pa.joined)
+    names_differ = len(_names_unmatched(pa.names, pb)) == 1 == len(_names_unmatched(pb.names, pa))
     union = len(pa.stems | pb.stems)
     la, lb = len(pa.text), len(pb.text)
     cos = max(0.0, float(cosine))
+    residual = 0.0
     if len(pa.vecs) and len(pb.vecs):
         S = pa.vecs @ pb.vecs.T
-        ma, mb = S.max(axis=1), S.max(axis=0)
-        align = (float(ma.sum()) / len(ma) + float(mb.sum()) / len(mb)) / 2
-        worst = float(min(ma.min(), mb.min()))
-        ua, ub = int((ma < ALIGNED).sum()), int((mb < ALIGNED).sum())
-        unaligned = (ua + ub) / (len(ma) + len(mb))
+        same = np.array([[x == y for y in pb.word_stems] for x in pa.word_stems], bool)
+        S[same] = 1.0  # one stem: "session" / "sessions", "cache" / "cached"
+        align, worst, ua, ub = _align(S)
+        unaligned = (ua + ub) / sum(S.shape)
         substitution = bool(ua and ub and ua + ub <= 4)
+        ra, rb = ~pa.slot, ~pb.slot
+        if ra.any() and rb.any():  # the words around the slots: the same subject and predicate?
+            residual = _align(S[ra][:, rb])[0]
     else:
         align = worst = unaligned = 0.0
         substitution = False
+    slot_swap = names_differ or numbers_differ or differing
     f = (
         cos, fuzz.token_set_ratio(pa.key, pb.key) / 100, fuzz.token_sort_ratio(pa.key, pb.key) / 100,
         len(pa.stems & pb.stems) / union if union else 0.0,
@@ -179,5 +258,6 @@ def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
         pa.exclusive or pb.exclusive, names_differ, bool(shared_names),
         min(la, lb) / max(la, lb, 1), cos * neg, cos * numbers_differ, cos * antonym, cos * names_differ,
         cos * differing, align, worst, substitution, unaligned, cos >= 0.6, cos >= 0.75, align * substitution,
+        residual, residual * slot_swap, residual * neg, residual * antonym, residual >= 0.8,
     )
     return np.array(f, np.float32)
