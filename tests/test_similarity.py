@@ -86,8 +86,8 @@ def test_semantic_neighbours_are_compared_for_conflicts(tmp_path):
     assert res.summary["pairsChecked"] == 1
 
 
-@pytest.mark.xfail(reason="issue 10 acceptance not reached: the scorer gives P(duplicate) 0.19 for this "
-                          "paraphrase (negation 'cannot ... until' against 'needs ... before')", strict=True)  # strict: passing says the acceptance is met
+@pytest.mark.xfail(reason="issue 10 acceptance not reached: the scorer gives P(duplicate) 0.45 for this "
+                          "paraphrase ('sign-off' and 'approved' are far apart in the static embedding)", strict=True)  # strict: passing says the acceptance is met
 def test_acceptance_policy_paraphrase_is_one_cluster(tmp_path):
     r, db = _store(tmp_path, ["Every release needs sign-off from the QA lead before it ships.",
                               "A release cannot ship until the QA lead has approved it."])
@@ -95,8 +95,6 @@ def test_acceptance_policy_paraphrase_is_one_cluster(tmp_path):
     assert len(clusters) == 1 and set(clusters[0]["members"]) == {"m0", "m1"}
 
 
-@pytest.mark.xfail(reason="issue 10 acceptance not reached: the pair is compared now (semantic neighbours) "
-                          "but the scorer gives P(conflict) 0.24", strict=True)  # strict: passing says the acceptance is met
 def test_acceptance_redis_vs_memcached_is_a_conflict(tmp_path):
     r, db = _store(tmp_path, ["Redis is the session cache.", "Sessions are cached in Memcached."])
     conflicts = _json(r, ["conflicts", "--json", "--db", db])

@@ -19,7 +19,7 @@ from rapidfuzz import fuzz
 from memtui.domain.statements import _POLAR as POLAR_WORDS
 from memtui.domain.statements import Analyzed, analyze, identifiers, negation_count, numbers
 from memtui.similarity.embed import word_vectors
-from memtui.similarity.text import identifier_key, joined_word_pairs, key_of_normalized, normalize, stem
+from memtui.similarity.text import common_word, identifier_key, word_weight, joined_word_pairs, key_of_normalized, normalize, stem
 
 _EXCLUSIVE = re.compile(r"\b(only|always|never|replaced|replaces|deprecated|instead|exclusively|sole|solely|"
                         r"no longer|default|must|mandatory|forbidden|required)\b", re.I)
@@ -30,7 +30,11 @@ use using run add do don't dont make keep prefer avoid put set call write read n
 before after once on in for to from with without by tests test code services service api every""".split())
 _STOP = frozenset("""a an the is are was were be been being to of in on at by for with via through from as and
 or that this these those it its into per each all any should must can will would may might do does did has
-have had shall we our you your they their i""".split())
+have had shall we our you your they their i
+every need needs needed until unless cannot also just then when whenever once both either there here which
+who what so than too very not no never don doesn isn aren t s""".split())
+"""Words without content for stems and alignment: function words, modals and negations (negation is
+read from the text by its own features)."""
 
 
 _CLAUSE = re.compile(r";|:\s|\.\s+|,\s*(?:but|while|whereas|and not|not)\b|\s+but\s+", re.I)
@@ -55,6 +59,7 @@ class Profile:
     exclusive: bool
     names: frozenset[str]
     vecs: np.ndarray  # unit vectors of the distinct content words (word_vectors), (k, 256)
+    weights: np.ndarray  # float (k,): :func:`~memtui.similarity.text.word_weight` of each content word
     word_stems: tuple[str, ...]  # the Snowball stem of each content word, in vecs' order
     slot: np.ndarray  # bool (k,): the content word is a name, an identifier or holds a digit (a slot filler)
     negations: int
@@ -126,10 +131,10 @@ def profile(text: str) -> Profile:
     normalized = normalize(text)
     ids = frozenset(k for k in (identifier_key(i) for i in identifiers(text)) if k)
     words = [w.lower() for w in _WORDS.findall(text)]
-    names = {identifier_key(m.group(1)) for m in _CAP.finditer(text)}
-    first = _WORDS.match(text.strip().lstrip("`*\"'"))
-    if first and first.group(0)[0].isupper() and first.group(0).lower() not in _OPENERS:
-        names.add(first.group(0).lower())
+    # capitalised words are names unless they are everyday words ("Sessions are ...", "Network calls ...");
+    # CamelCase, inner capitals and digits always make a name (BigQuery, gRPC, S3)
+    names = {identifier_key(w) for w in (m.group(1) for m in _CAP.finditer(text))
+             if not (w[1:].islower() and w.isalpha() and (w.lower() in _OPENERS or common_word(w.lower())))}
     names |= ids | {m.group(0) for m in _KEBAB.finditer(normalized)} | {
         identifier_key(m.group(0)) for m in _DIGIT_WORD.finditer(text)}
     clauses = _clauses(text)
@@ -143,7 +148,8 @@ def profile(text: str) -> Profile:
     slot = np.array([w in names or identifier_key(w) in ids or any(c.isdigit() for c in w) for w in content], bool)
     return Profile(text, normalized, key_of_normalized(normalized), ids, joined_word_pairs(normalized),
                    _stems(words), bool(_EXCLUSIVE.search(text)), names,
-                   word_vectors(content), tuple(stem(w) for w in content), slot, negations, negated_stems, frozenset(numbers(text)),
+                   word_vectors(content), np.array([word_weight(w) for w in content], np.float32),
+                   tuple(stem(w) for w in content), slot, negations, negated_stems, frozenset(numbers(text)),
                    numerals(text), frozenset(_POLES[w] for w in words if w in _POLES))
 
 
@@ -159,7 +165,8 @@ FEATURES = (
     "length_ratio", "cosine_x_negation", "cosine_x_numbers", "cosine_x_antonym", "cosine_x_names",
     "cosine_x_identifiers", "align_mean", "align_min", "substitution", "unaligned", "cosine_over_60",
     "cosine_over_75", "align_x_substitution", "residual_align", "residual_x_slot", "residual_x_negation",
-    "residual_x_antonym", "residual_over_80",
+    "residual_x_antonym", "residual_over_80", "weighted_align", "weighted_unaligned", "weighted_align_x_cosine",
+    "identifier_one_side",
 )
 LABELS = {
     "cosine": "embedding cosine", "token_set": "token set ratio", "token_sort": "token sort ratio",
@@ -182,6 +189,9 @@ LABELS = {
     "residual_x_negation": "negation on one side of the same wording",
     "residual_x_antonym": "opposite predicates in the same wording",
     "residual_over_80": "wording around names and numbers aligned above 0.8",
+    "weighted_align": "word alignment weighted by rarity", "weighted_unaligned": "rare words without a match",
+    "weighted_align_x_cosine": "rare words aligned in a close pair",
+    "identifier_one_side": "an identifier on one side only",
 }
 ALIGNED = 0.6
 """Word cosine from which a word has a match on the other side."""
@@ -216,7 +226,8 @@ def _align(S: np.ndarray) -> tuple[float, float, int, int]:
 def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
     """The feature vector of one pair (float32, ``len(FEATURES)``)."""
     shared_ids = (pa.ids & pb.ids) | (pa.ids & pb.joined) | (pb.ids & pa.joined)
-    differing = bool(_ids_unmatched(pa.ids, pb) and _ids_unmatched(pb.ids, pa))
+    ids_a, ids_b = _ids_unmatched(pa.ids, pb), _ids_unmatched(pb.ids, pa)
+    differing = bool(ids_a and ids_b)
     neg = (pa.negations > 0) != (pb.negations > 0)
     if neg:  # a negated clause counts only when the other side is closer to it than to the rest
         n, o = (pa, pb) if pa.negations else (pb, pa)
@@ -244,11 +255,16 @@ def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
         align, worst, ua, ub = _align(S)
         unaligned = (ua + ub) / sum(S.shape)
         substitution = bool(ua and ub and ua + ub <= 4)
+        # alignment weighted by how informative each word is (rare words carry the claim)
+        wa, wb = pa.weights, pb.weights
+        ma, mb = S.max(axis=1), S.max(axis=0)
+        walign = (float(ma @ wa) / float(wa.sum()) + float(mb @ wb) / float(wb.sum())) / 2
+        wmiss = (float(wa[ma < ALIGNED].sum()) + float(wb[mb < ALIGNED].sum())) / float(wa.sum() + wb.sum())
         ra, rb = ~pa.slot, ~pb.slot
         if ra.any() and rb.any():  # the words around the slots: the same subject and predicate?
             residual = _align(S[ra][:, rb])[0]
     else:
-        align = worst = unaligned = 0.0
+        align = worst = unaligned = walign = wmiss = 0.0
         substitution = False
     slot_swap = names_differ or numbers_differ or differing
     f = (
@@ -259,5 +275,6 @@ def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
         min(la, lb) / max(la, lb, 1), cos * neg, cos * numbers_differ, cos * antonym, cos * names_differ,
         cos * differing, align, worst, substitution, unaligned, cos >= 0.6, cos >= 0.75, align * substitution,
         residual, residual * slot_swap, residual * neg, residual * antonym, residual >= 0.8,
+        walign, wmiss, walign * cos, bool(ids_a) != bool(ids_b),
     )
     return np.array(f, np.float32)
