@@ -166,7 +166,7 @@ FEATURES = (
     "cosine_x_identifiers", "align_mean", "align_min", "substitution", "unaligned", "cosine_over_60",
     "cosine_over_75", "align_x_substitution", "residual_align", "residual_x_slot", "residual_x_negation",
     "residual_x_antonym", "residual_over_80", "weighted_align", "weighted_unaligned", "weighted_align_x_cosine",
-    "identifier_one_side",
+    "identifier_one_side", "prose_cosine", "prose_x_cosine",
 )
 LABELS = {
     "cosine": "embedding cosine", "token_set": "token set ratio", "token_sort": "token sort ratio",
@@ -192,6 +192,8 @@ LABELS = {
     "weighted_align": "word alignment weighted by rarity", "weighted_unaligned": "rare words without a match",
     "weighted_align_x_cosine": "rare words aligned in a close pair",
     "identifier_one_side": "an identifier on one side only",
+    "prose_cosine": "the prose around names and numbers alike (weighted word vectors)",
+    "prose_x_cosine": "alike prose in a close pair",
 }
 ALIGNED = 0.6
 """Word cosine from which a word has a match on the other side."""
@@ -247,7 +249,7 @@ def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
     union = len(pa.stems | pb.stems)
     la, lb = len(pa.text), len(pb.text)
     cos = max(0.0, float(cosine))
-    residual = 0.0
+    residual = prose = 0.0
     if len(pa.vecs) and len(pb.vecs):
         S = pa.vecs @ pb.vecs.T
         same = np.array([[x == y for y in pb.word_stems] for x in pa.word_stems], bool)
@@ -263,6 +265,8 @@ def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
         ra, rb = ~pa.slot, ~pb.slot
         if ra.any() and rb.any():  # the words around the slots: the same subject and predicate?
             residual = _align(S[ra][:, rb])[0]
+            va, vb = (wa[ra] @ pa.vecs[ra]), (wb[rb] @ pb.vecs[rb])
+            prose = float(va @ vb) / max(float(np.linalg.norm(va) * np.linalg.norm(vb)), 1e-9)
     else:
         align = worst = unaligned = walign = wmiss = 0.0
         substitution = False
@@ -275,6 +279,6 @@ def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
         min(la, lb) / max(la, lb, 1), cos * neg, cos * numbers_differ, cos * antonym, cos * names_differ,
         cos * differing, align, worst, substitution, unaligned, cos >= 0.6, cos >= 0.75, align * substitution,
         residual, residual * slot_swap, residual * neg, residual * antonym, residual >= 0.8,
-        walign, wmiss, walign * cos, bool(ids_a) != bool(ids_b),
+        walign, wmiss, walign * cos, bool(ids_a) != bool(ids_b), max(0.0, prose), max(0.0, prose) * cos,
     )
     return np.array(f, np.float32)

@@ -4,7 +4,8 @@
 The coefficients live in ``scorer_model.json`` next to this module, written by ``make train-scorer``
 (:mod:`memtui.similarity.train`, scikit-learn, trained on the non-blind labelled pairs only).
 :func:`decide` applies the model's thresholds: ``duplicate`` when P(duplicate) reaches
-``duplicate_threshold`` and no veto fires (:data:`~memtui.similarity.features.VETOES`); ``conflict`` when P(conflict) reaches ``conflict_threshold``, the embedding
+``duplicate_threshold`` and no veto fires (:data:`~memtui.similarity.features.VETOES`) -- below
+``duplicate_guard_below`` the lexical guard must find no material difference too; ``conflict`` when P(conflict) reaches ``conflict_threshold``, the embedding
 cosine reaches ``conflict_min_cosine`` and at least one contradiction feature fires
 (:data:`~memtui.similarity.features.CONTRADICTIONS`); otherwise ``neither``. :func:`why` names the
 features that pushed a pair towards its class most (coefficient x standardised value).
@@ -38,6 +39,7 @@ class Model:
     duplicate_threshold: float
     conflict_threshold: float
     conflict_min_cosine: float
+    duplicate_guard_below: float  # P(duplicate) under which the lexical guard must agree too
 
 
 @lru_cache(maxsize=1)
@@ -49,7 +51,8 @@ def model() -> Model:
     order = [d["classes"].index(c) for c in CLASSES]
     return Model(np.array(d["mean"], np.float64), np.array(d["scale"], np.float64),
                  np.array(d["coef"], np.float64)[order], np.array(d["intercept"], np.float64)[order],
-                 float(d["duplicate_threshold"]), float(d["conflict_threshold"]), float(d["conflict_min_cosine"]))
+                 float(d["duplicate_threshold"]), float(d["conflict_threshold"]), float(d["conflict_min_cosine"]),
+                 float(d.get("duplicate_guard_below", d["duplicate_threshold"])))
 
 
 def probabilities(X: np.ndarray, m: Model | None = None) -> np.ndarray:
@@ -61,14 +64,33 @@ def probabilities(X: np.ndarray, m: Model | None = None) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def decide(X: np.ndarray, P: np.ndarray, m: Model | None = None) -> np.ndarray:
-    """Class index per row (0 duplicate, 1 conflict, 2 neither) under the model's thresholds."""
+def uncertain_duplicates(P: np.ndarray, m: Model | None = None) -> np.ndarray:
+    """Rows whose P(duplicate) lies in ``[duplicate_threshold, duplicate_guard_below)``: a duplicate there
+    only when the lexical guard (:func:`memtui.domain.statements.material_difference_analyzed`) finds no
+    material difference either (design: never merge subtly different statements)."""
+    m = m or model()
+    return (P[:, 0] >= m.duplicate_threshold) & (P[:, 0] < m.duplicate_guard_below)
+
+
+def guard_refuses(pa: Sequence[Profile], pb: Sequence[Profile], rows: np.ndarray) -> np.ndarray:
+    """Bool per row of ``rows``: the lexical guard names a material difference between the profiles."""
+    from memtui.domain.statements import material_difference_analyzed
+
+    return np.array([material_difference_analyzed(pa[i].analyzed(), pb[i].analyzed()) is not None
+                     for i in rows.tolist()], bool)
+
+
+def decide(X: np.ndarray, P: np.ndarray, m: Model | None = None, refused: np.ndarray | None = None) -> np.ndarray:
+    """Class index per row (0 duplicate, 1 conflict, 2 neither) under the model's thresholds; ``refused``
+    (bool per row) marks the pairs the lexical guard refuses, read only where :func:`uncertain_duplicates`."""
     m = m or model()
     X = np.asarray(X)
     contradiction = (X[:, CONTRADICTION_INDEX] > 0).any(axis=1)
     conflict = (P[:, 1] >= m.conflict_threshold) & contradiction & (X[:, 0] >= m.conflict_min_cosine)
     vetoed = (X[:, VETO_INDEX] > 0).any(axis=1)
     dup = (P[:, 0] >= m.duplicate_threshold) & ~vetoed & ~(conflict & (P[:, 1] > P[:, 0]))
+    if refused is not None:
+        dup &= ~(uncertain_duplicates(P, m) & refused)
     return np.where(dup, 0, np.where(conflict, 1, 2))
 
 
@@ -106,7 +128,7 @@ def judge_profiles(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequen
     X = np.stack([pair_features(a, b, c) for a, b, c in zip(pa, pb, cosines)])
     m = model()
     P = probabilities(X, m)
-    cls = decide(X, P, m)
+    cls = decide(X, P, m, _refused(pa, pb, P, m))
     return [Verdict(CLASSES[k], round(float(p[0]), 4), round(float(p[1]), 4), tuple(why(x, int(k), m=m)),
                     tuple(float(v) for v in x)) for x, p, k in zip(X, P, cls)]
 
@@ -119,9 +141,20 @@ def duplicate_probabilities(pa: Sequence[Profile], pb: Sequence[Profile], cosine
     X = np.stack([pair_features(a, b, c) for a, b, c in zip(pa, pb, cosines)])
     m = model()
     P = probabilities(X, m)
+    refused = _refused(pa, pb, P, m)
     out = np.where(decide(X, P, m) == 1, 0.0, P[:, 0])
+    out[refused] = 0.0
     out[(X[:, VETO_INDEX] > 0).any(axis=1)] = 0.0
     return out.astype(np.float32)
+
+
+def _refused(pa, pb, P: np.ndarray, m: Model) -> np.ndarray:
+    """Bool per pair: uncertain (:func:`uncertain_duplicates`) and refused by the lexical guard."""
+    out = np.zeros(len(P), bool)
+    rows = np.flatnonzero(uncertain_duplicates(P, m))
+    if len(rows):
+        out[rows] = guard_refuses(pa, pb, rows)
+    return out
 
 
 def judge(a: str, b: str) -> Verdict:

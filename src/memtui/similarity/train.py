@@ -16,12 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
+from memtui.domain.statements import material_difference
 from memtui.similarity import pairs as labelled
 from memtui.similarity.embed import embed
 from memtui.similarity.features import CONTRADICTION_INDEX, FEATURES, VETO_INDEX, pair_features, prime, profile
 from memtui.similarity.scorer import CLASSES, MODEL_PATH
 
-DUP_PRECISION = 0.90
+DUP_PRECISION = 0.92
 CONFLICT_PRECISION = 0.85
 
 
@@ -75,7 +76,16 @@ def train(out: Path = MODEL_PATH) -> dict:
     for tr, te in StratifiedKFold(5, shuffle=True, random_state=0).split(X, y):
         sc, lr = fit(X[tr], y[tr])
         oof[te] = lr.predict_proba(sc.transform(X[te]))[:, np.argsort(lr.classes_)]
-    dup_t, dp, dr, _ = _pick(oof[:, 0], ~(X[:, VETO_INDEX] > 0).any(axis=1), y == 0, DUP_PRECISION)
+    not_vetoed = ~(X[:, VETO_INDEX] > 0).any(axis=1)
+    guard_ok = np.array([material_difference(p["a"], p["b"]) is None for p in rows])
+    best_dup = None
+    for below in np.round(np.arange(0.0, 1.01, 0.05), 2):  # the lexical guard below P(duplicate) ``below``
+        t, p, r, f = _pick(oof[:, 0], not_vetoed & ((oof[:, 0] >= below) | guard_ok), y == 0, DUP_PRECISION)
+        cand = (p >= DUP_PRECISION, f, -below, t, p, r)
+        if best_dup is None or cand > best_dup:
+            best_dup = cand
+    _, _, neg_below, dup_t, dp, dr = best_dup
+    guard_below = max(dup_t, -neg_below)
     contradiction = (X[:, CONTRADICTION_INDEX] > 0).any(axis=1)
     best = None
     for c in (0.0, 0.2, 0.3, 0.4, 0.5):
@@ -94,7 +104,7 @@ def train(out: Path = MODEL_PATH) -> dict:
         "mean": [round(float(v), 6) for v in sc.mean_], "scale": [round(float(v), 6) for v in sc.scale_],
         "coef": [[round(float(v), 6) for v in lr.coef_[k]] for k in order],
         "intercept": [round(float(lr.intercept_[k]), 6) for k in order],
-        "duplicate_threshold": dup_t, "conflict_threshold": conf_t, "conflict_min_cosine": -neg_c,
+        "duplicate_threshold": dup_t, "duplicate_guard_below": guard_below, "conflict_threshold": conf_t, "conflict_min_cosine": -neg_c,
         "out_of_fold": {"duplicate_precision": round(dp, 3), "duplicate_recall": round(dr, 3),
                         "conflict_precision": round(cp, 3), "conflict_recall": round(cr, 3)},
     }
@@ -106,7 +116,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=MODEL_PATH)
     d = train(ap.parse_args().out)
-    print(json.dumps({k: d[k] for k in ("trained_on", "duplicate_threshold", "conflict_threshold",
+    print(json.dumps({k: d[k] for k in ("trained_on", "duplicate_threshold", "duplicate_guard_below", "conflict_threshold",
                                          "conflict_min_cosine", "out_of_fold")}))
 
 
