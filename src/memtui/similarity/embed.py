@@ -7,7 +7,8 @@ while the wheel has ``tokenizers/``, so the package folder is passed as its cach
 
 :func:`embed` ``(texts) -> float32 (n, 256)``, rows L2-normalised (a zero row for text without
 tokens): the mean of the token vectors, as ``WordLlama.embed(norm=True)`` computes it, without
-padding (a sparse count matrix times the token table, per batch).
+padding (a sparse count matrix times the token table, per batch). :func:`word_ids` / :func:`word_table`:
+the embeddings of single words, one table row per distinct word.
 """
 
 from __future__ import annotations
@@ -60,17 +61,41 @@ def embed(texts: Sequence[str], batch: int = 8192) -> np.ndarray:
     return out
 
 
-_WORD_CACHE: dict[str, np.ndarray] = {}
+class _WordTable:
+    """Unit vectors of single words, one row per distinct word seen (grown by doubling, never shrunk):
+    pair features gather the rows of both statements' words in bulk."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, int] = {}
+        self.table = np.zeros((1024, DIM), np.float32)
+        self.lock = threading.Lock()
+
+    def ids(self, words: Sequence[str]) -> np.ndarray:
+        rows = self.rows
+        missing = [w for w in dict.fromkeys(words) if w not in rows]
+        if missing:
+            E = embed(missing)
+            with self.lock:
+                fresh = [(w, e) for w, e in zip(missing, E) if w not in rows]
+                n = len(rows)
+                if n + len(fresh) > len(self.table):
+                    grown = np.zeros((max(2 * len(self.table), n + len(fresh)), DIM), np.float32)
+                    grown[:n] = self.table[:n]
+                    self.table = grown
+                for k, (w, e) in enumerate(fresh):
+                    self.table[n + k] = e
+                    rows[w] = n + k
+        return np.fromiter((rows[w] for w in words), np.int32, len(words))
 
 
-def word_vectors(words: Sequence[str]) -> np.ndarray:
-    """Unit vectors of single words (``(len(words), 256)`` float32; memoised per word, bounded)."""
-    missing = [w for w in dict.fromkeys(words) if w not in _WORD_CACHE]
-    if missing:
-        E = embed(missing)
-        if len(_WORD_CACHE) > 200_000:
-            _WORD_CACHE.clear()
-        _WORD_CACHE.update(zip(missing, E))
-    if not words:
-        return np.zeros((0, DIM), np.float32)
-    return np.stack([_WORD_CACHE[w] for w in words])
+_WORDS = _WordTable()
+
+
+def word_ids(words: Sequence[str]) -> np.ndarray:
+    """Rows of :func:`word_table` for ``words`` (int32, ``len(words)``), embedding the words not seen yet."""
+    return _WORDS.ids(words)
+
+
+def word_table() -> np.ndarray:
+    """The word vectors (float32, rows of :func:`word_ids`; unit rows, zero for a word without tokens)."""
+    return _WORDS.table

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from memtui.domain.statements import _POLAR as POLAR_WORDS
 from memtui.domain.statements import Analyzed, analyze, identifiers, negation_count, numbers
-from memtui.similarity.embed import word_vectors
+from memtui.similarity.embed import word_ids, word_table
 from memtui.similarity.text import common_word, identifier_key, word_weight, joined_word_pairs, key_of_normalized, normalize, stem
 
 _EXCLUSIVE = re.compile(r"\b(only|always|never|replaced|replaces|deprecated|instead|exclusively|sole|solely|"
@@ -58,9 +59,9 @@ class Profile:
     stems: frozenset[str]
     exclusive: bool
     names: frozenset[str]
-    vecs: np.ndarray  # unit vectors of the distinct content words (word_vectors), (k, 256)
+    words: tuple[str, ...]  # the distinct content words (lower case), in order
     weights: np.ndarray  # float (k,): :func:`~memtui.similarity.text.word_weight` of each content word
-    word_stems: tuple[str, ...]  # the Snowball stem of each content word, in vecs' order
+    word_stems: tuple[str, ...]  # the Snowball stem of each content word
     slot: np.ndarray  # bool (k,): the content word is a name, an identifier or holds a digit (a slot filler)
     negations: int
     negated_stems: frozenset[str] | None  # stems of the negated clauses; None: one clause or all negated
@@ -68,6 +69,15 @@ class Profile:
     numerals: frozenset[str]  # the numbers as written, unit-free (:func:`numerals`)
     poles: frozenset[tuple[str, int]]
     _an: Analyzed | None = None
+    _rows: tuple[np.ndarray, np.ndarray] | None = None  # (word table rows, stem ids), in this process
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """int32 rows of :attr:`words` in :func:`~memtui.similarity.embed.word_table` and interned ids of
+        :attr:`word_stems`, computed in the process that scores (a profile may come from a worker)."""
+        if self._rows is None:
+            self._rows = (word_ids(self.words), np.fromiter((_stem_id(x) for x in self.word_stems), np.int32,
+                                                             len(self.word_stems)))
+        return self._rows
 
     def analyzed(self) -> Analyzed:
         if self._an is None:
@@ -145,18 +155,55 @@ def profile(text: str) -> Profile:
         negated_stems = _stems(w.lower() for c, n in zip(clauses, per_clause) if n for w in _WORDS.findall(c))
     content = list(dict.fromkeys(w for w in words if w not in _STOP))
     names = frozenset(n for n in names if n)
-    slot = np.array([w in names or identifier_key(w) in ids or any(c.isdigit() for c in w) for w in content], bool)
+    slot = np.array([w in names or (ids and identifier_key(w) in ids) or _HAS_DIGIT.search(w) is not None
+                     for w in content], bool)
     return Profile(text, normalized, key_of_normalized(normalized), ids, joined_word_pairs(normalized),
                    _stems(words), bool(_EXCLUSIVE.search(text)), names,
-                   word_vectors(content), np.array([word_weight(w) for w in content], np.float32),
+                   tuple(content), np.array([word_weight(w) for w in content], np.float32),
                    tuple(stem(w) for w in content), slot, negations, negated_stems, frozenset(numbers(text)),
                    numerals(text), frozenset(_POLES[w] for w in words if w in _POLES))
 
 
+_HAS_DIGIT = re.compile(r"\d")
+
+
+def profiles(texts: Sequence[str], processes: int = 1, min_parallel: int = 5000) -> list[Profile]:
+    """:func:`profile` of each text; with ``processes > 1`` and at least ``min_parallel`` texts, in forked
+    worker processes (only when no other Python thread runs: a fork copies one thread)."""
+    import multiprocessing
+    import threading
+
+    texts = list(texts)
+    if (processes <= 1 or len(texts) < min_parallel or threading.active_count() > 1
+            or "fork" not in multiprocessing.get_all_start_methods()):
+        return [profile(t) for t in texts]
+    from concurrent.futures import ProcessPoolExecutor
+
+    step = -(-len(texts) // (processes * 4))
+    chunks = [texts[i:i + step] for i in range(0, len(texts), step)]
+    with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("fork")) as ex:
+        return [p for chunk in ex.map(_profile_chunk, chunks) for p in chunk]
+
+
+def _profile_chunk(texts: list[str]) -> list[Profile]:
+    return [profile(t) for t in texts]
+
+
+_STEM_IDS: dict[str, int] = {}
+
+
+def _stem_id(st: str) -> int:
+    """A small integer per distinct stem (so stem equality is an array comparison)."""
+    i = _STEM_IDS.get(st)
+    if i is None:
+        i = _STEM_IDS.setdefault(st, len(_STEM_IDS))
+    return i
+
+
 def prime(texts) -> None:
-    """Embed the content words of ``texts`` in one batch (:func:`word_vectors` memoises them), so that
+    """Embed the content words of ``texts`` in one batch (:func:`word_ids` keeps them), so that
     :func:`profile` of many statements does not tokenize word by word."""
-    word_vectors([w for t in texts for w in {x.lower() for x in _WORDS.findall(t or "")} if w not in _STOP])
+    word_ids([w for t in texts for w in {x.lower() for x in _WORDS.findall(t or "")} if w not in _STOP])
 
 
 FEATURES = (
@@ -218,18 +265,60 @@ def _names_unmatched(names: frozenset[str], other: Profile) -> set[str]:
     return {n for n in names if n not in other.names and n not in other.joined and stem(n) not in other.stems}
 
 
-def _align(S: np.ndarray) -> tuple[float, float, int, int]:
-    """(mean bidirectional best-match cosine, worst best match, unmatched rows, unmatched columns)."""
-    ma, mb = S.max(axis=1), S.max(axis=0)
-    return ((float(ma.sum()) / len(ma) + float(mb.sum()) / len(mb)) / 2, float(min(ma.min(), mb.min())),
-            int((ma < ALIGNED).sum()), int((mb < ALIGNED).sum()))
+CHUNK = 2048
+"""Pairs per batch of :func:`pair_feature_matrix` (bounds the padded word matrices: CHUNK x K x 256)."""
+MAX_WORDS = 48
+"""Content words per statement that the alignment features read (the first ones; longer statements are rare)."""
 
 
 def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
-    """The feature vector of one pair (float32, ``len(FEATURES)``)."""
+    """The feature vector of one pair (float32, ``len(FEATURES)``): :func:`pair_feature_matrix` of it."""
+    return pair_feature_matrix([pa], [pb], [cosine])[0]
+
+
+def pair_feature_matrix(pa: Sequence[Profile], pb: Sequence[Profile], cosines) -> np.ndarray:
+    """Feature rows of the pairs ``(pa[i], pb[i])`` with embedding cosine ``cosines[i]``: float32
+    ``(len(pa), len(FEATURES))``. The word alignments of a batch are one padded matrix product
+    (``CHUNK`` pairs at a time); the set features are read pair by pair."""
+    n = len(pa)
+    out = np.zeros((n, len(FEATURES)), np.float32)
+    if not n:
+        return out
+    cos = np.maximum(np.asarray(cosines, np.float32), 0.0)
+    out[:, _IDX["cosine"]] = cos
+    ka, kb = [p.key for p in pa], [p.key for p in pb]
+    out[:, _IDX["token_set"]] = process.cpdist(ka, kb, scorer=fuzz.token_set_ratio, dtype=np.float32) / 100
+    out[:, _IDX["token_sort"]] = process.cpdist(ka, kb, scorer=fuzz.token_sort_ratio, dtype=np.float32) / 100
+    for i in range(n):
+        _set_features(pa[i], pb[i], out[i])
+    for s in range(0, n, CHUNK):
+        _word_features(pa[s:s + CHUNK], pb[s:s + CHUNK], out[s:s + CHUNK])
+    f = out
+    neg, num, ant = f[:, _IDX["negation_asymmetry"]], f[:, _IDX["numbers_differ"]], f[:, _IDX["antonym"]]
+    names, ids, res = f[:, _IDX["names_differ"]], f[:, _IDX["differing_identifiers"]], f[:, _IDX["residual_align"]]
+    sub, align = f[:, _IDX["substitution"]], f[:, _IDX["align_mean"]]
+    f[:, _IDX["cosine_x_negation"]] = cos * neg
+    f[:, _IDX["cosine_x_numbers"]] = cos * num
+    f[:, _IDX["cosine_x_antonym"]] = cos * ant
+    f[:, _IDX["cosine_x_names"]] = cos * names
+    f[:, _IDX["cosine_x_identifiers"]] = cos * ids
+    f[:, _IDX["cosine_over_60"]] = cos >= 0.6
+    f[:, _IDX["cosine_over_75"]] = cos >= 0.75
+    f[:, _IDX["align_x_substitution"]] = align * sub
+    f[:, _IDX["residual_x_slot"]] = res * np.maximum(np.maximum(names, num), ids)
+    f[:, _IDX["residual_x_negation"]] = res * neg
+    f[:, _IDX["residual_x_antonym"]] = res * ant
+    f[:, _IDX["residual_over_80"]] = res >= 0.8
+    f[:, _IDX["weighted_align_x_cosine"]] = f[:, _IDX["weighted_align"]] * cos
+    f[:, _IDX["prose_x_cosine"]] = f[:, _IDX["prose_cosine"]] * cos
+    return out
+
+
+def _set_features(pa: Profile, pb: Profile, row: np.ndarray) -> None:
+    """The features of one pair read from its sets (identifiers, names, numbers, negation, poles)."""
     shared_ids = (pa.ids & pb.ids) | (pa.ids & pb.joined) | (pb.ids & pa.joined)
-    ids_a, ids_b = _ids_unmatched(pa.ids, pb), _ids_unmatched(pb.ids, pa)
-    differing = bool(ids_a and ids_b)
+    ids_a = _ids_unmatched(pa.ids, pb) if pa.ids else ()
+    ids_b = _ids_unmatched(pb.ids, pa) if pb.ids else ()
     neg = (pa.negations > 0) != (pb.negations > 0)
     if neg:  # a negated clause counts only when the other side is closer to it than to the rest
         n, o = (pa, pb) if pa.negations else (pb, pa)
@@ -238,47 +327,96 @@ def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
     na, nb = pa.numbers, pb.numbers
     # a number differs when each side has one the other lacks, with units normalised and as written
     # ("10 seconds" / "10 * time.Second", "15 minutes" / "900 s" agree; "3 replicas" / "5 replicas" do not)
-    numbers_differ = bool(na - nb and nb - na and pa.numerals - pb.numerals and pb.numerals - pa.numerals)
-    axes_a = {}
-    for axis, pole in pa.poles:
-        axes_a.setdefault(axis, set()).add(pole)
-    antonym = any(axis in axes_a and pole not in axes_a[axis] for axis, pole in pb.poles)
-    shared_names = pa.names & pb.names
+    numbers_differ = bool(na and nb and na - nb and nb - na and pa.numerals - pb.numerals
+                          and pb.numerals - pa.numerals)
+    antonym = False
+    if pa.poles and pb.poles:
+        axes_a: dict[str, set[int]] = {}
+        for axis, pole in pa.poles:
+            axes_a.setdefault(axis, set()).add(pole)
+        antonym = any(axis in axes_a and pole not in axes_a[axis] for axis, pole in pb.poles)
     # one name swapped for another (a slot filled differently), not two lists of names
     names_differ = len(_names_unmatched(pa.names, pb)) == 1 == len(_names_unmatched(pb.names, pa))
     union = len(pa.stems | pb.stems)
     la, lb = len(pa.text), len(pb.text)
-    cos = max(0.0, float(cosine))
-    residual = prose = 0.0
-    if len(pa.vecs) and len(pb.vecs):
-        S = pa.vecs @ pb.vecs.T
-        same = np.array([[x == y for y in pb.word_stems] for x in pa.word_stems], bool)
-        S[same] = 1.0  # one stem: "session" / "sessions", "cache" / "cached"
-        align, worst, ua, ub = _align(S)
-        unaligned = (ua + ub) / sum(S.shape)
-        substitution = bool(ua and ub and ua + ub <= 4)
-        # alignment weighted by how informative each word is (rare words carry the claim)
-        wa, wb = pa.weights, pb.weights
-        ma, mb = S.max(axis=1), S.max(axis=0)
-        walign = (float(ma @ wa) / float(wa.sum()) + float(mb @ wb) / float(wb.sum())) / 2
-        wmiss = (float(wa[ma < ALIGNED].sum()) + float(wb[mb < ALIGNED].sum())) / float(wa.sum() + wb.sum())
-        ra, rb = ~pa.slot, ~pb.slot
-        if ra.any() and rb.any():  # the words around the slots: the same subject and predicate?
-            residual = _align(S[ra][:, rb])[0]
-            va, vb = (wa[ra] @ pa.vecs[ra]), (wb[rb] @ pb.vecs[rb])
-            prose = float(va @ vb) / max(float(np.linalg.norm(va) * np.linalg.norm(vb)), 1e-9)
-    else:
-        align = worst = unaligned = walign = wmiss = 0.0
-        substitution = False
-    slot_swap = names_differ or numbers_differ or differing
-    f = (
-        cos, fuzz.token_set_ratio(pa.key, pb.key) / 100, fuzz.token_sort_ratio(pa.key, pb.key) / 100,
-        len(pa.stems & pb.stems) / union if union else 0.0,
-        bool(shared_ids), differing, neg, numbers_differ, bool(na) != bool(nb), antonym,
-        pa.exclusive or pb.exclusive, names_differ, bool(shared_names),
-        min(la, lb) / max(la, lb, 1), cos * neg, cos * numbers_differ, cos * antonym, cos * names_differ,
-        cos * differing, align, worst, substitution, unaligned, cos >= 0.6, cos >= 0.75, align * substitution,
-        residual, residual * slot_swap, residual * neg, residual * antonym, residual >= 0.8,
-        walign, wmiss, walign * cos, bool(ids_a) != bool(ids_b), max(0.0, prose), max(0.0, prose) * cos,
-    )
-    return np.array(f, np.float32)
+    row[_IDX["stem_jaccard"]] = len(pa.stems & pb.stems) / union if union else 0.0
+    row[_IDX["shared_identifier"]] = bool(shared_ids)
+    row[_IDX["differing_identifiers"]] = bool(ids_a and ids_b)
+    row[_IDX["negation_asymmetry"]] = neg
+    row[_IDX["numbers_differ"]] = numbers_differ
+    row[_IDX["number_one_side"]] = bool(na) != bool(nb)
+    row[_IDX["antonym"]] = antonym
+    row[_IDX["exclusive_slot"]] = pa.exclusive or pb.exclusive
+    row[_IDX["names_differ"]] = names_differ
+    row[_IDX["shared_name"]] = bool(pa.names & pb.names)
+    row[_IDX["length_ratio"]] = min(la, lb) / max(la, lb, 1)
+    row[_IDX["identifier_one_side"]] = bool(ids_a) != bool(ids_b)
+
+
+def _pad(profiles: Sequence[Profile], K: int):
+    """Padded ``(n, K)`` word rows, stem ids (-1 padding), weights (0) and slot flags, and the valid mask."""
+    n = len(profiles)
+    words = np.zeros((n, K), np.int32)
+    stems = np.full((n, K), -1, np.int32)
+    weights = np.zeros((n, K), np.float32)
+    slot = np.zeros((n, K), bool)
+    for i, p in enumerate(profiles):
+        k = min(len(p.words), K)
+        if k:
+            w, st = p.rows()
+            words[i, :k] = w[:k]
+            stems[i, :k] = st[:k]
+            weights[i, :k] = p.weights[:k]
+            slot[i, :k] = p.slot[:k]
+    return words, stems, weights, slot, stems >= 0
+
+
+def _word_features(pa: Sequence[Profile], pb: Sequence[Profile], out: np.ndarray) -> None:
+    """Alignment features of a batch of pairs (rows of ``out``), from one padded matrix product: each
+    word's best cosine on the other side (1 for the same stem), plain and weighted by rarity, over all
+    words and over the words around the slots (names, identifiers, numbers)."""
+    Ka = min(MAX_WORDS, max(len(p.words) for p in pa))
+    Kb = min(MAX_WORDS, max(len(p.words) for p in pb))
+    if not Ka or not Kb:
+        return
+    wa, sa, ga, slota, va = _pad(pa, Ka)
+    wb, sb, gb, slotb, vb = _pad(pb, Kb)
+    table = word_table()
+    A, B = table[wa], table[wb]  # (n, K, 256)
+    S = np.matmul(A, B.transpose(0, 2, 1))  # (n, Ka, Kb)
+    S[(sa[:, :, None] == sb[:, None, :]) & va[:, :, None]] = 1.0  # one stem: "session" / "sessions"
+    both = va[:, :, None] & vb[:, None, :]
+    S[~both] = -np.inf
+    has = va.any(axis=1) & vb.any(axis=1)
+    na, nb = va.sum(axis=1), vb.sum(axis=1)
+    ma, mb = S.max(axis=2), S.max(axis=1)  # (n, Ka), (n, Kb); -inf on padding
+    ma0, mb0 = np.where(va, ma, 0.0), np.where(vb, mb, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        align = (ma0.sum(axis=1) / na + mb0.sum(axis=1) / nb) / 2
+        worst = np.minimum(np.where(va, ma, np.inf).min(axis=1), np.where(vb, mb, np.inf).min(axis=1))
+        ua, ub = (va & (ma < ALIGNED)).sum(axis=1), (vb & (mb < ALIGNED)).sum(axis=1)
+        unaligned = (ua + ub) / (na + nb)
+        substitution = (ua > 0) & (ub > 0) & (ua + ub <= 4)
+        walign = ((ma0 * ga).sum(axis=1) / ga.sum(axis=1) + (mb0 * gb).sum(axis=1) / gb.sum(axis=1)) / 2
+        wmiss = ((ga * (va & (ma < ALIGNED))).sum(axis=1) + (gb * (vb & (mb < ALIGNED))).sum(axis=1)) / (
+            ga.sum(axis=1) + gb.sum(axis=1))
+        # the words around the slots: the same subject and predicate?
+        ra, rb = va & ~slota, vb & ~slotb
+        has_r = has & ra.any(axis=1) & rb.any(axis=1)
+        Sr = np.where(ra[:, :, None] & rb[:, None, :], S, -np.inf)
+        mra, mrb = Sr.max(axis=2), Sr.max(axis=1)
+        residual = (np.where(ra, mra, 0.0).sum(axis=1) / ra.sum(axis=1)
+                    + np.where(rb, mrb, 0.0).sum(axis=1) / rb.sum(axis=1)) / 2
+        pa_vec = np.einsum("nk,nkd->nd", ga * ra, A)
+        pb_vec = np.einsum("nk,nkd->nd", gb * rb, B)
+        prose = (pa_vec * pb_vec).sum(axis=1) / np.maximum(
+            np.linalg.norm(pa_vec, axis=1) * np.linalg.norm(pb_vec, axis=1), 1e-9)
+    z = lambda x, ok=has: np.where(ok, x, 0.0)  # noqa: E731  (pairs without words on a side: 0)
+    out[:, _IDX["align_mean"]] = z(align)
+    out[:, _IDX["align_min"]] = z(worst)
+    out[:, _IDX["unaligned"]] = z(unaligned)
+    out[:, _IDX["substitution"]] = z(substitution)
+    out[:, _IDX["weighted_align"]] = z(walign)
+    out[:, _IDX["weighted_unaligned"]] = z(wmiss)
+    out[:, _IDX["residual_align"]] = z(residual, has_r)
+    out[:, _IDX["prose_cosine"]] = np.maximum(z(prose, has_r), 0.0)

@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from memtui.similarity.features import CONTRADICTION_INDEX, FEATURES, VETO_INDEX, LABELS, Profile, pair_features, profile
+from memtui.similarity.features import CONTRADICTION_INDEX, FEATURES, VETO_INDEX, LABELS, Profile, pair_feature_matrix, profile
 
 MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 CLASSES = ("duplicate", "conflict", "neither")
@@ -125,10 +125,16 @@ def judge_profiles(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequen
     """Verdicts of the pairs ``(pa[i], pb[i])`` whose embedding cosine is ``cosines[i]``."""
     if not len(pa):
         return []
-    X = np.stack([pair_features(a, b, c) for a, b, c in zip(pa, pb, cosines)])
+    X = pair_feature_matrix(pa, pb, cosines)
     m = model()
+    return verdicts_of_rows(X, _refused(pa, pb, probabilities(X, m), m), m)
+
+
+def verdicts_of_rows(X: np.ndarray, refused: np.ndarray, m: Model | None = None) -> list[Verdict]:
+    """Verdicts of feature rows ``X`` ``(n, F)`` whose pairs the lexical guard ``refused`` (bool per row)."""
+    m = m or model()
     P = probabilities(X, m)
-    cls = decide(X, P, m, _refused(pa, pb, P, m))
+    cls = decide(X, P, m, refused)
     return [Verdict(CLASSES[k], round(float(p[0]), 4), round(float(p[1]), 4), tuple(why(x, int(k), m=m)),
                     tuple(float(v) for v in x)) for x, p, k in zip(X, P, cls)]
 
@@ -136,16 +142,22 @@ def judge_profiles(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequen
 def duplicate_probabilities(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequence[float]) -> np.ndarray:
     """P(duplicate) of each pair as float32, 0 where :func:`decide` calls the pair a conflict or a veto
     fires -- the dedupe index's score (x 100), without building :class:`Verdict` objects."""
+    return duplicate_scores(pa, pb, cosines)[0]
+
+
+def duplicate_scores(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequence[float]):
+    """:func:`duplicate_probabilities` with the feature rows ``X`` and the guard's refusals (bool per row)
+    beside them, so a caller can explain a pair later (:func:`verdicts_of_rows`) without scoring it again."""
     if not len(pa):
-        return np.zeros(0, np.float32)
-    X = np.stack([pair_features(a, b, c) for a, b, c in zip(pa, pb, cosines)])
+        return np.zeros(0, np.float32), np.zeros((0, len(FEATURES)), np.float32), np.zeros(0, bool)
+    X = pair_feature_matrix(pa, pb, cosines)
     m = model()
     P = probabilities(X, m)
     refused = _refused(pa, pb, P, m)
     out = np.where(decide(X, P, m) == 1, 0.0, P[:, 0])
     out[refused] = 0.0
     out[(X[:, VETO_INDEX] > 0).any(axis=1)] = 0.0
-    return out.astype(np.float32)
+    return out.astype(np.float32), X, refused
 
 
 def _refused(pa, pb, P: np.ndarray, m: Model) -> np.ndarray:

@@ -1,10 +1,11 @@
 """Train the pair scorer (``make train-scorer``): ``python -m memtui.similarity.train [--out PATH]``.
 
 Reads the non-blind pairs of ``tests/data/labelled_pairs.yaml`` only (:func:`memtui.similarity.pairs.load`
-``split="train"``), fits ``StandardScaler`` + multinomial ``LogisticRegression`` (lbfgs, C=1,
-balanced class weights, C=0.1; deterministic), and picks the thresholds on 5-fold out-of-fold probabilities
-of the same pairs: the duplicate threshold (vetoes applied) with the best F1 among those reaching precision 0.95 (else
-the best F1), the conflict threshold and minimum cosine the same way at precision 0.90. Writes the
+``split="train"``), fits ``StandardScaler`` + multinomial ``LogisticRegression`` (lbfgs, C=0.1,
+balanced class weights; deterministic), and picks the thresholds on 5-fold out-of-fold probabilities
+of the same pairs: the duplicate threshold (vetoes applied) and the P(duplicate) under which the lexical
+guard must agree too, with the best F1 among those reaching precision :data:`DUP_PRECISION` (else the best
+F1); the conflict threshold and minimum cosine the same way at precision :data:`CONFLICT_PRECISION`. Writes the
 model JSON (:data:`memtui.similarity.scorer.MODEL_PATH`) and prints the out-of-fold figures.
 """
 
@@ -19,7 +20,7 @@ import numpy as np
 from memtui.domain.statements import material_difference
 from memtui.similarity import pairs as labelled
 from memtui.similarity.embed import embed
-from memtui.similarity.features import CONTRADICTION_INDEX, FEATURES, VETO_INDEX, pair_features, prime, profile
+from memtui.similarity.features import CONTRADICTION_INDEX, FEATURES, VETO_INDEX, pair_feature_matrix, prime, profile
 from memtui.similarity.scorer import CLASSES, MODEL_PATH
 
 DUP_PRECISION = 0.92
@@ -27,14 +28,14 @@ CONFLICT_PRECISION = 0.85
 
 
 def features_of(rows: list[dict]) -> np.ndarray:
-    """Feature rows of labelled pairs (the scorer's own :func:`pair_features`)."""
+    """Feature rows of labelled pairs (the scorer's own :func:`pair_feature_matrix`)."""
     texts = sorted({t for p in rows for t in (p["a"], p["b"])})
     pos = {t: i for i, t in enumerate(texts)}
     E = embed(texts)
     prime(texts)
     prof = {t: profile(t) for t in texts}
-    return np.stack([pair_features(prof[p["a"]], prof[p["b"]], float(E[pos[p["a"]]] @ E[pos[p["b"]]]))
-                     for p in rows])
+    return pair_feature_matrix([prof[p["a"]] for p in rows], [prof[p["b"]] for p in rows],
+                               [float(E[pos[p["a"]]] @ E[pos[p["b"]]]) for p in rows])
 
 
 def _pick(score: np.ndarray, ok: np.ndarray, gold: np.ndarray, precision: float) -> tuple[float, float, float, float]:

@@ -22,8 +22,8 @@ from memtui.maintenance.dedupe_index.model import (DEFAULT_THRESHOLD, Cluster, D
 from memtui.maintenance.dedupe_index.scoring import guard_pairs, pair_scores, score_keys
 from memtui.similarity.candidates import knn_pairs
 from memtui.similarity.embed import DIM, embed
-from memtui.similarity.features import Profile, prime, profile
-from memtui.similarity.scorer import duplicate_probabilities, judge_profiles
+from memtui.similarity.features import Profile, prime, profile, profiles
+from memtui.similarity.scorer import duplicate_scores, judge_profiles, verdicts_of_rows
 from memtui.similarity.scorer import model as scorer_model
 from memtui.similarity.text import fingerprint_of_normalized, key_of_normalized
 
@@ -154,6 +154,7 @@ class DedupeIndex:
         self._adj: dict[int, dict[int, float]] = defaultdict(dict)  # verified pairs (edges) -> score
         self._rejected: dict[int, dict[int, str]] = defaultdict(dict)  # scored >= threshold, guard said no
         self._pair_cache: dict[tuple[int, int], tuple[float, str | None | bool]] = {}
+        self._explained: dict[tuple[int, int], tuple[np.ndarray, bool]] = {}  # unit pair: (features, refused)
         self._rep_changed: set[int] = set()
         self._clusters: dict[str, Cluster] = {}
         self._unit_cluster: dict[int, str] = {}
@@ -226,6 +227,10 @@ class DedupeIndex:
         if cfg.learned:
             self._E = embed([u.text for u in units]) if units else np.zeros((0, DIM), np.float32)
             prime([u.text for u in units])
+            # every unit that shares its block will be scored: profile them at once, on all processes
+            paired = [u for u in units if len(self._block_units[u.block]) > 1]
+            for u, prof in zip(paired, profiles([u.text for u in paired], cfg.processes)):
+                u._prof = prof
             clock.lap("embed")
         if not units:
             self._vec = None  # nothing fitted: the next ``add`` builds
@@ -396,6 +401,7 @@ class DedupeIndex:
             self._rejected.pop(r, None)
         if rows:
             self._pair_cache.clear()
+            self._explained.clear()
         return rows, affected
 
     def _detach(self, ids: Sequence[str]) -> set[int]:
@@ -430,6 +436,7 @@ class DedupeIndex:
             self._block_units[unit.block].discard(row)
         if ids:
             self._pair_cache.clear()
+            self._explained.clear()
         return affected
 
     # -- candidates and verification ---------------------------------------------------------------------
@@ -447,13 +454,22 @@ class DedupeIndex:
         out = np.zeros(len(a), np.float32)
         live = np.flatnonzero((cos >= cfg.score_min_cosine) | (lex >= cfg.score_min_lexical))
         if len(live):
-            out[live] = 100.0 * duplicate_probabilities([units[r].profile for r in a[live].tolist()],
-                                                        [units[r].profile for r in b[live].tolist()],
-                                                        cos[live].tolist())
+            p, X, refused = duplicate_scores([units[r].profile for r in a[live].tolist()],
+                                             [units[r].profile for r in b[live].tolist()], cos[live].tolist())
+            out[live] = 100.0 * p
+            # the rows of pairs that may join a cluster, to explain it without scoring again
+            keep = np.flatnonzero(p * 100.0 >= cfg.cluster_floor)
+            rows = self._explained
+            for k, x, y in zip(keep.tolist(), a[live][keep].tolist(), b[live][keep].tolist()):
+                rows[(x, y) if x < y else (y, x)] = (X[k], bool(refused[k]))
         return out
 
     def verdict(self, u: int, v: int):
-        """The scorer's :class:`~memtui.similarity.scorer.Verdict` of two units (for explanations)."""
+        """The scorer's :class:`~memtui.similarity.scorer.Verdict` of two units (for explanations), from the
+        feature row kept when the pair was scored."""
+        hit = self._explained.get((u, v) if u < v else (v, u))
+        if hit is not None:
+            return verdicts_of_rows(hit[0][None, :], np.array([hit[1]]))[0]
         a, b = self._units[u], self._units[v]
         return judge_profiles([a.profile], [b.profile], [float(self._E[u] @ self._E[v])])[0]
 
