@@ -13,13 +13,14 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memtui.domain.statements import identifiers
+
 #: Types that are never compacted (decisions keep their own record).
 NEVER_COMPACTED = frozenset({"architecture_decision", "evaluation_lesson", "task", "session"})
 COMPACTABLE_STATES = frozenset({"active", "approved", "candidate"})
 #: A proposal gathers at least three narrow memories: two facts rarely read better as one, and
 #: pair proposals would flood the reviewer (seed 000 §12.1 compacts three).
 MIN_MEMBERS, MAX_MEMBERS = 3, 6
-_IDENT = re.compile(r"\b(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z]\w*|\w+\.\w+)\b")
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,10 @@ class Proposal:
 
 
 def identifiers_of(statement: str) -> frozenset[str]:
-    """CamelCase and dotted code identifiers a statement names (``RuleRegistry``, ``OrderValidator.validate``),
-    with a dotted name also counted by its class part."""
+    """The code identifiers a statement names (:func:`memtui.domain.statements.identifiers`: ``RuleRegistry``,
+    ``OrderValidator.validate``, ``order_id``, backticked terms), a dotted name also counted by its class part."""
     out = set()
-    for m in _IDENT.findall(statement):
+    for m in identifiers(statement):
         m = m.strip(".")
         out.add(m)
         if "." in m and m.split(".")[0][:1].isupper():

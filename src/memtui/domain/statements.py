@@ -294,6 +294,10 @@ _polar("supported", "supported", "unsupported deprecated")
 _polar("valid", "valid", "invalid")
 _polar("idempotent", "idempotent", "nonidempotent")
 
+#: The antonym table, read-only: word -> (axis, pole), e.g. ``"ascending"`` -> ``("sort", 1)``. The
+#: pair scorer's antonym feature reads it (:mod:`memtui.similarity.features`).
+POLAR_WORDS: dict[str, tuple[str, int]] = _POLAR
+
 _NEGATIVE_PREFIXES = ("non", "un", "in", "im", "dis")
 _ON_OFF = re.compile(r"\b(turn(?:s|ed)?|switch(?:es|ed)?|toggle[sd]?|set|is|are)\s+(on|off)\b(?!\s+and\s+o)", re.I)
 _AUXILIARIES = frozenset("is are was were be been has have had does do did can could must should will "

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from memtui.domain.statements import _POLAR as POLAR_WORDS
+from memtui.domain.statements import POLAR_WORDS
 from memtui.domain.statements import Analyzed, analyze, identifiers, negation_count, numbers
 from memtui.similarity.embed import word_ids, word_table
 from memtui.similarity.text import common_word, identifier_key, word_weight, joined_word_pairs, key_of_normalized, normalize, stem
