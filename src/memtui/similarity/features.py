@@ -356,19 +356,20 @@ def _set_features(pa: Profile, pb: Profile, row: np.ndarray) -> None:
 def _pad(profiles: Sequence[Profile], K: int):
     """Padded ``(n, K)`` word rows, stem ids (-1 padding), weights (0) and slot flags, and the valid mask."""
     n = len(profiles)
+    lens = np.fromiter((min(len(p.words), K) for p in profiles), np.int64, n)
+    valid = np.arange(K)[None, :] < lens[:, None]
     words = np.zeros((n, K), np.int32)
     stems = np.full((n, K), -1, np.int32)
     weights = np.zeros((n, K), np.float32)
     slot = np.zeros((n, K), bool)
-    for i, p in enumerate(profiles):
-        k = min(len(p.words), K)
-        if k:
-            w, st = p.rows()
-            words[i, :k] = w[:k]
-            stems[i, :k] = st[:k]
-            weights[i, :k] = p.weights[:k]
-            slot[i, :k] = p.slot[:k]
-    return words, stems, weights, slot, stems >= 0
+    live = [p for p in profiles if p.words]
+    if live:
+        rows = [p.rows() for p in live]
+        words[valid] = np.concatenate([r[0][:K] for r in rows])
+        stems[valid] = np.concatenate([r[1][:K] for r in rows])
+        weights[valid] = np.concatenate([p.weights[:K] for p in live])
+        slot[valid] = np.concatenate([p.slot[:K] for p in live])
+    return words, stems, weights, slot, valid
 
 
 def _word_features(pa: Sequence[Profile], pb: Sequence[Profile], out: np.ndarray) -> None:

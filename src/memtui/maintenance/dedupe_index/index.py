@@ -19,7 +19,7 @@ from memtui.domain.statements import Analyzed, analyze, material_difference_anal
 from memtui.maintenance.dedupe_index.candidates import BlockedNeighbours, CharNgramTfidf, _unique_inverse
 from memtui.maintenance.dedupe_index.model import (DEFAULT_THRESHOLD, Cluster, DedupeConfig, DedupeItem, Guard,
                                                   _no_guard, pair_key)
-from memtui.maintenance.dedupe_index.scoring import guard_pairs, pair_scores, score_keys
+from memtui.maintenance.dedupe_index.scoring import _can_fork_work, guard_pairs, pair_scores, score_keys
 from memtui.similarity.candidates import knn_pairs
 from memtui.similarity.embed import DIM, embed
 from memtui.similarity.features import Profile, prime, profile, profiles
@@ -454,15 +454,39 @@ class DedupeIndex:
         out = np.zeros(len(a), np.float32)
         live = np.flatnonzero((cos >= cfg.score_min_cosine) | (lex >= cfg.score_min_lexical))
         if len(live):
-            p, X, refused = duplicate_scores([units[r].profile for r in a[live].tolist()],
-                                             [units[r].profile for r in b[live].tolist()], cos[live].tolist())
+            la, lb = a[live], b[live]
+            if _can_fork_work(_learned_chunk, cfg.processes, len(live), 8 * cfg.parallel_min_pairs):
+                p, keep, X, refused = self._fork_scores(la, lb, cos[live])
+            else:
+                p, keep, X, refused = _learned_chunk((self, la, lb, cos[live]))
             out[live] = 100.0 * p
             # the rows of pairs that may join a cluster, to explain it without scoring again
-            keep = np.flatnonzero(p * 100.0 >= cfg.cluster_floor)
             rows = self._explained
-            for k, x, y in zip(keep.tolist(), a[live][keep].tolist(), b[live][keep].tolist()):
+            for k, x, y in zip(range(len(keep)), la[keep].tolist(), lb[keep].tolist()):
                 rows[(x, y) if x < y else (y, x)] = (X[k], bool(refused[k]))
         return out
+
+    def _fork_scores(self, a: np.ndarray, b: np.ndarray, cos: np.ndarray):
+        """:func:`_learned_chunk` over ``config.processes`` forked workers (they read this index from the
+        parent's memory; only index arrays go in and scores come out)."""
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        global _FORKED
+        parts = np.array_split(np.arange(len(a)), self.config.processes * 4)
+        _FORKED = self
+        try:
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=self.config.processes, mp_context=ctx) as ex:
+                res = list(ex.map(_learned_chunk, [(None, a[q], b[q], cos[q]) for q in parts]))
+        finally:
+            _FORKED = None
+        offsets = np.cumsum([0] + [len(q) for q in parts[:-1]])
+        p = np.concatenate([r[0] for r in res])
+        keep = np.concatenate([r[1] + o for r, o in zip(res, offsets)])
+        X = np.concatenate([r[2] for r in res])
+        refused = np.concatenate([r[3] for r in res])
+        return p, keep, X, refused
 
     def verdict(self, u: int, v: int):
         """The scorer's :class:`~memtui.similarity.scorer.Verdict` of two units (for explanations), from the
@@ -809,6 +833,21 @@ class DedupeIndex:
 # ----------------------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------------------
+
+_FORKED: "DedupeIndex | None" = None  # the index a forked scoring worker reads (set only around the fork)
+
+
+def _learned_chunk(args: tuple):
+    """Learned scores of unit pairs ``(a[i], b[i])`` with embedding cosines ``cos``: ``(P(duplicate) per
+    pair, positions of the pairs at or above the cluster floor, their feature rows, their guard refusals)``.
+    ``args`` is ``(index or None for the forked one, a, b, cos)``."""
+    index, a, b, cos = args
+    index = index if index is not None else _FORKED
+    units = index._units
+    p, X, refused = duplicate_scores([units[r].profile for r in a.tolist()], [units[r].profile for r in b.tolist()],
+                                     cos.tolist())
+    keep = np.flatnonzero(p * 100.0 >= index.config.cluster_floor)
+    return p, keep, X[keep], refused[keep]
 
 
 def _rep_rank(item: DedupeItem) -> tuple[int, str]:
