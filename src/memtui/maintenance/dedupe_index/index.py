@@ -399,10 +399,17 @@ class DedupeIndex:
             for v in list(self._rejected.get(r, {})):
                 self._rejected[v].pop(r, None)
             self._rejected.pop(r, None)
-        if rows:
-            self._pair_cache.clear()
-            self._explained.clear()
+        self._forget_pairs(rows)
         return rows, affected
+
+    def _forget_pairs(self, rows: set[int]) -> None:
+        """Drop the cached scores, guard results and feature rows of every pair touching ``rows`` (their text
+        or their items changed); the rest of the cache stays valid."""
+        if not rows:
+            return
+        for cache in (self._pair_cache, self._explained):
+            for k in [k for k in cache if k[0] in rows or k[1] in rows]:
+                del cache[k]
 
     def _detach(self, ids: Sequence[str]) -> set[int]:
         """Remove items; return the units (live or gone) whose clusters must be recomputed."""
@@ -434,9 +441,7 @@ class DedupeIndex:
             if not fp_set:
                 del self._units_by_fp[unit.fpk]
             self._block_units[unit.block].discard(row)
-        if ids:
-            self._pair_cache.clear()
-            self._explained.clear()
+        self._forget_pairs(affected)
         return affected
 
     # -- candidates and verification ---------------------------------------------------------------------
