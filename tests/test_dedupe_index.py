@@ -410,3 +410,34 @@ def test_not_duplicates_mark_on_an_item_that_joins_an_exact_copy_later():
     for c in idx.clusters():
         assert not {"m2", "m3"} <= set(c.members)
     assert all({a, b} != {"m2", "m3"} for a, b, _ in idx.verified_pairs())
+
+
+# ------------------------------------------------------------------------------------------------
+# the learned scorer's engine (issue 10): forked scoring and the cache kept across ``add``
+# ------------------------------------------------------------------------------------------------
+
+LEARNED = DedupeConfig(processes=1)
+
+
+def test_learned_scoring_in_worker_processes_gives_the_same_index():
+    import threading
+
+    assert threading.active_count() == 1  # else the index would score in-process and this test prove nothing
+    items = corpus()
+    one = build(items, LEARNED)
+    two = build(items, DedupeConfig(processes=2, parallel_min_pairs=1))  # forks once a batch has 8 pairs
+    assert one.clusters() == two.clusters()
+    assert [c.explanation for c in one.clusters()] == [c.explanation for c in two.clusters()]
+
+
+def test_learned_incremental_add_with_new_representatives_equals_a_full_build():
+    items = corpus()
+    full = build(items, LEARNED)
+    # every other item later: a copy ranked before a unit's representative may arrive and replace it
+    first, later = items[::2], items[1::2]
+    inc = build(first, LEARNED)
+    inc.add(later)
+    assert signature(inc) == signature(full)
+    inc.remove([i.memory_id for i in later[:10]])
+    again = build([i for i in items if i not in later[:10]], LEARNED)
+    assert signature(inc) == signature(again)

@@ -99,3 +99,78 @@ def test_acceptance_redis_vs_memcached_is_a_conflict(tmp_path):
     r, db = _store(tmp_path, ["Redis is the session cache.", "Sessions are cached in Memcached."])
     conflicts = _json(r, ["conflicts", "--json", "--db", db])
     assert len(conflicts) == 1
+
+
+def _features(a: str, b: str) -> dict[str, float]:
+    from memtui.similarity.features import pair_features, profile
+
+    E = embed([a, b])
+    return dict(zip(FEATURES, pair_features(profile(a), profile(b), float(E[0] @ E[1])).tolist()))
+
+
+def test_a_requirement_is_not_a_negation():
+    # "cannot ship until approved" requires the approval: the same polarity as "needs ... before"
+    f = _features("Every release needs sign-off from the QA lead before it ships.",
+                  "A release cannot ship until the QA lead has approved it.")
+    assert f["negation_asymmetry"] == 0.0
+    assert _features("Releases ship on Fridays.", "Releases do not ship on Fridays.")["negation_asymmetry"] == 1.0
+    # a double negation cancels: "never ... without" asks for the review
+    assert _features("Never merge without a review.", "Merges need a review.")["negation_asymmetry"] == 0.0
+
+
+def test_numbers_agree_as_written_or_with_units_normalised():
+    same = [("Outbound HTTP requests time out after 10 seconds.", "The shared http.Client has Timeout: 10 * time.Second."),
+            ("JWT access tokens expire after 15 minutes.", "Access tokens have a 900 s TTL."),
+            ("The worker pool has 8 threads.", "Eight threads make up the worker pool."),
+            ("MSRV is 1.75.", "The minimum supported Rust version is 1.75.0.")]
+    for a, b in same:
+        assert _features(a, b)["numbers_differ"] == 0.0, (a, b)
+    assert _features("The staging cluster runs 3 replicas.", "The staging cluster runs 5 replicas.")["numbers_differ"] == 1.0
+
+
+def test_names_are_words_people_do_not_use_every_day():
+    from memtui.similarity.features import profile
+
+    assert profile("Sessions are cached in Memcached.").names == {"memcached"}
+    assert profile("Redis is the session cache.").names == {"redis"}
+    assert profile("Network calls go through Retrofit.").names == {"retrofit"}
+    f = _features("Redis is the session cache.", "Sessions are cached in Memcached.")
+    assert f["names_differ"] == 1.0 and f["residual_align"] == 1.0  # session / cache around the swapped name
+
+
+def test_batch_features_equal_one_pair_at_a_time():
+    from memtui.similarity.features import pair_feature_matrix, pair_features, prime, profile
+    from memtui.similarity.pairs import load
+
+    rows = load()[:300]
+    texts = sorted({t for p in rows for t in (p["a"], p["b"])})
+    E = embed(texts)
+    pos = {t: i for i, t in enumerate(texts)}
+    prime(texts)
+    pa, pb = [profile(p["a"]) for p in rows], [profile(p["b"]) for p in rows]
+    cos = [float(E[pos[p["a"]]] @ E[pos[p["b"]]]) for p in rows]
+    X = pair_feature_matrix(pa, pb, cos)
+    one = np.stack([pair_features(a, b, c) for a, b, c in zip(pa, pb, cos)])
+    assert X.shape == (300, len(FEATURES))
+    assert np.abs(X - one).max() < 1e-5
+
+
+def test_profiles_in_worker_processes_equal_in_process():
+    from memtui.similarity.features import profile, profiles
+
+    texts = [f"Service{i % 7} caches `order_{i}` for {i} seconds, not {i + 1}." for i in range(40)]
+    forked, serial = profiles(texts, processes=2, min_parallel=1), [profile(t) for t in texts]
+    for a, b in zip(forked, serial):
+        assert (a.names, a.ids, a.numbers, a.words, a.word_stems, a.negations) == \
+               (b.names, b.ids, b.numbers, b.words, b.word_stems, b.negations)
+        assert a.rows()[0].tolist() == b.rows()[0].tolist()
+
+
+def test_an_unsure_duplicate_needs_the_lexical_guard_too():
+    # the scorer alone would call these duplicates (P just over the threshold); the lexical guard sees that
+    # LinkedHashMap and ValidationRule are named by one statement only
+    m = model()
+    v = judge("New validation rules should be added to RuleRegistry.",
+              "RuleRegistry holds every registered ValidationRule in a LinkedHashMap.")
+    assert m.duplicate_threshold <= v.p_duplicate < m.duplicate_guard_below
+    assert v.kind == "neither"
