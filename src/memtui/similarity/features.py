@@ -1,9 +1,11 @@
 """Interpretable pair features for the learned scorer (issue 10, item 2).
 
 :func:`profile` ``(text) -> Profile`` analyses a statement once (identifier keys, Snowball stems,
-numbers, negated clauses, antonym poles, exclusive-slot words, product names, word vectors);
-:func:`pair_features` ``(pa, pb, cosine) -> float32 (len(FEATURES),)`` compares two profiles given
-their embedding cosine.
+numbers as normalised and as written, negated clauses, antonym poles, exclusive-slot words, names,
+content words with their rarity weights); :func:`profiles` builds many, on several processes.
+:func:`pair_feature_matrix` ``(pa, pb, cosines) -> float32 (n, len(FEATURES))`` compares pairs of
+profiles given their embedding cosines, a batch at a time (the word alignments of a batch are one padded
+matrix product); :func:`pair_features` is one row of it.
 Every feature is a number in about ``[0, 1]``; :data:`FEATURES` names them, :data:`LABELS` says
 them in words for the "why" of a proposal, :data:`CONTRADICTIONS` are the ones a conflict needs.
 """
@@ -17,10 +19,11 @@ from typing import Sequence
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from memtui.domain.statements import POLAR_WORDS
-from memtui.domain.statements import Analyzed, analyze, identifiers, negation_count, numbers
+from memtui.domain.statements import POLAR_WORDS, Analyzed, analyze, identifiers, negation_count, numbers
 from memtui.similarity.embed import word_ids, word_table
-from memtui.similarity.text import common_word, identifier_key, word_weight, joined_word_pairs, key_of_normalized, normalize, stem
+from memtui.similarity.text import (
+    common_word, identifier_key, joined_word_pairs, key_of_normalized, normalize, stem, word_weight,
+)
 
 _EXCLUSIVE = re.compile(r"\b(only|always|never|replaced|replaces|deprecated|instead|exclusively|sole|solely|"
                         r"no longer|default|must|mandatory|forbidden|required)\b", re.I)
