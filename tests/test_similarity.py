@@ -174,3 +174,12 @@ def test_an_unsure_duplicate_needs_the_lexical_guard_too():
               "RuleRegistry holds every registered ValidationRule in a LinkedHashMap.")
     assert m.duplicate_threshold <= v.p_duplicate < m.duplicate_guard_below
     assert v.kind == "neither"
+
+
+def test_make_train_scorer_reproduces_the_committed_model(tmp_path):
+    from memtui.similarity.scorer import MODEL_PATH
+    from memtui.similarity.train import train
+
+    out = tmp_path / "model.json"
+    train(out)
+    assert json.loads(out.read_text()) == json.loads(MODEL_PATH.read_text())

@@ -41,7 +41,8 @@ def duplicates(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """List open near-duplicate clusters (run `memtui maintain` to detect them)."""
+    """List open near-duplicate clusters (run `memtui maintain` to detect them): id, size, best pair score
+    (0-100), method, scope; the explanation; the members, * marking the proposed canonical."""
     from memtui.governance.visibility import all_visible
 
     from memtui.maintenance.dedupe import cluster_records
@@ -56,6 +57,7 @@ def duplicates(
         _echo("no open duplicate clusters")
     for c in rows:
         _echo(f"{c['clusterId']}  {len(c['members'])} members  best {c['bestScore']:.0f}  {c['method']}  {c['scopeKey']}")
+        _echo(f"   {c['explanation']}")
         for m in c["members"]:
             _echo(f"   {'*' if m == c['canonical'] else ' '} {m}")
 
@@ -97,7 +99,9 @@ def conflicts(
     all_: Annotated[bool, typer.Option("--all", help="Also resolved ones.")] = False,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """List conflicts (open ones; --all for every record)."""
+    """List conflicts (open ones; --all for every record). Severity: the lexical rule's when one fires
+    (high: negation, opposite predicates; medium: a different object or number), else high from the
+    scorer's P(conflict) 0.9, medium below."""
     from memtui.governance.visibility import all_visible
 
     from memtui.maintenance.conflicts import conflict_records

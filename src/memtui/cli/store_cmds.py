@@ -123,6 +123,7 @@ def demo(
     from memtui.sample import SampleDataMissing, set_up_demo
     from memtui.sources.git import SourceError
 
+    workdir.mkdir(parents=True, exist_ok=True)  # the demo's own folder (its store may live in it)
     engine = _engine(db)
     who = _actor(actor, role, engine)
     try:

@@ -201,11 +201,44 @@ def negation_count(text: str) -> int:
     return len(_NEG_CUE.findall(t))
 
 
+_POLARITY_CLAUSE = re.compile(r"(;|:\s|\.\s+|,\s*(?:but|while|whereas|and not|not)\b|\s+but\s+)", re.I)
+_REQUIREMENT = re.compile(r"\b(?:until|unless|except|otherwise)\b", re.I)
+_NOR = re.compile(r"\bnor\b", re.I)
+
+
+def polarity_clauses(text: str) -> list[str]:
+    """``text`` cut at clause boundaries, each separator kept at the head of the clause it opens
+    (``"X, not Y"`` -> ``["X", ", not Y"]``, so the ``not`` stays with what it negates)."""
+    parts = _POLARITY_CLAUSE.split(text or "")
+    out = [parts[0]] + [sep + rest for sep, rest in zip(parts[1::2], parts[2::2])]
+    return [c for c in out if c and c.strip()] or [text or ""]
+
+
+def clause_negations(clause: str) -> int:
+    """The negation cues of one clause that flip its claim: 0 when they cancel (an even count: "never
+    deploy without a review") or state a requirement ("cannot ship until the QA lead approves", "no
+    merge unless CI is green" -- a condition, the same claim as "needs ... before")."""
+    n = negation_count(clause)
+    nors = len(_NOR.findall(clause))
+    if nors and n > nors:  # "neither ... nor", "not ... nor": one negation
+        n -= nors
+    if n % 2 == 0 or (n == 1 and _REQUIREMENT.search(clause)):
+        return 0
+    return n
+
+
+def polar_negations(text: str) -> int:
+    """:func:`clause_negations` summed over :func:`polarity_clauses`: the negations that make a claim
+    the opposite of the same words without them. ``"Releases do not ship on Fridays"`` -> 1;
+    ``"A release cannot ship until QA approves"`` -> 0."""
+    return sum(clause_negations(c) for c in polarity_clauses(text))
+
+
 def negated(text: str) -> bool:
-    """True when the claim carries a negation (see :func:`negation_count`).
+    """True when the claim carries a negation that flips it (see :func:`polar_negations`).
     ``"OrderValidator does not cache results"`` -> True; ``"not only X but Y"`` -> False;
     ``"X no longer uses Y"`` -> True."""
-    return negation_count(text) > 0
+    return polar_negations(text) > 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -491,7 +524,7 @@ def analyze(text: str, _clauses: bool = True) -> Analyzed:
     ids = identifiers(t)
     id_keys = {_id_key(i): i for i in ids}
     nums = numbers(t)
-    negs = negation_count(t)
+    negs = polar_negations(t)
     on_off = _ON_OFF.search(t)
 
     tk = _Tokens()
@@ -621,7 +654,7 @@ def analyze(text: str, _clauses: bool = True) -> Analyzed:
     neg_clause = None
     if negs and _clauses:
         clauses = [c for c in _CLAUSE_SPLIT.split(t) if c and c.strip()]
-        negated_clauses = [c for c in clauses if negation_count(c)]
+        negated_clauses = [c for c in clauses if polar_negations(c)]
         if len(clauses) > 1 and len(negated_clauses) < len(clauses):
             neg_clause = analyze(" ".join(negated_clauses), _clauses=False)
     return Analyzed(
@@ -715,12 +748,55 @@ def _opposite(x: Analyzed, y: Analyzed, qualifiers: bool = False) -> list[str]:
 
 
 def _numbers_differ(x: Analyzed, y: Analyzed) -> bool:
-    """Both name numbers and neither's numbers are all among the other's (an extra number on one
-    side is more detail, not a different value)."""
-    if not x.numbers or not y.numbers:
+    """:func:`quantities_differ` of the two statements' numbers."""
+    return quantities_differ(x.numbers, y.numbers)
+
+
+_SIZE_UNITS = ("KB", "MB", "GB", "TB", "Ki", "Mi", "Gi")
+
+
+def quantity_kind(q: str) -> str:
+    """The kind of a :func:`numbers` value: ``duration`` (``"900s"``), ``size`` (``"10MB"``), ``percent``,
+    ``version`` (dotted: ``"1.75.0"``, ``"8.0"``) or ``count`` (a bare number, ``"3x"``, anything else)."""
+    if q.endswith("s") and q[:-1].replace(".", "", 1).isdigit():
+        return "duration"
+    if q.endswith(_SIZE_UNITS):
+        return "size"
+    if q.endswith("%"):
+        return "percent"
+    if q.count(".") >= 1 and q.replace(".", "").isdigit():
+        return "version"
+    return "count"
+
+
+def quantities_differ(xs, ys) -> bool:
+    """Both sides name a quantity of one kind (:func:`quantity_kind`) with values the other lacks, each
+    way: "3 retries" / "5 retries" differ; "3 worker threads" / "results kept for 5 days" (a count and a
+    duration) do not, and an extra number on one side is more detail, not a different value."""
+    if not xs or not ys:
         return False
-    cx, cy = Counter(x.numbers), Counter(y.numbers)
-    return bool(cx - cy) and bool(cy - cx)
+    kinds = {quantity_kind(q) for q in xs} & {quantity_kind(q) for q in ys}
+    for kind in kinds:
+        cx = Counter(q.rstrip("x") for q in xs if quantity_kind(q) == kind)
+        cy = Counter(q.rstrip("x") for q in ys if quantity_kind(q) == kind)
+        if cx - cy and cy - cx:
+            return True
+    return False
+
+
+def quantity_text(q: str) -> str:
+    """A :func:`numbers` value as people write it: ``"432000s"`` -> ``"5 days"``, ``"90s"`` ->
+    ``"90 seconds"``, ``"0.25s"`` -> ``"250 ms"``, ``"3x"`` -> ``"3 times"``; other values unchanged."""
+    if quantity_kind(q) == "duration":
+        sec = float(q[:-1])
+        for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second")):
+            if sec >= size and sec % size == 0:
+                n = int(sec // size)
+                return f"{n} {unit}{'s' if n != 1 else ''}"
+        return f"{sec * 1000:g} ms"
+    if q.endswith("x") and q[:-1].replace(".", "", 1).isdigit():
+        return f"{q[:-1]} times"
+    return q
 
 
 #: verbs that carry little meaning of their own: swapping one for another keeps the claim
@@ -926,7 +1002,8 @@ def conflict_reason_analyzed(x: Analyzed, y: Analyzed) -> tuple[str, str] | None
         return None
     if nums:
         if _residual(x, y) >= NUMBER_CONFLICT_THRESHOLD and not _subject_differs(x, y, ops):
-            return "medium", f"different numbers for the same quantity: {', '.join(x.numbers)} vs {', '.join(y.numbers)}"
+            return "medium", (f"different numbers for the same quantity: {', '.join(map(quantity_text, x.numbers))} "
+                              f"vs {', '.join(map(quantity_text, y.numbers))}")
         return None
     why = _object_swap(x, y, ops, ux, uy)
     if why and _residual(x, y) >= CONFLICT_THRESHOLD:

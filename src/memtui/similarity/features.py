@@ -19,7 +19,9 @@ from typing import Sequence
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from memtui.domain.statements import POLAR_WORDS, Analyzed, analyze, identifiers, negation_count, numbers
+from memtui.domain.statements import (
+    POLAR_WORDS, Analyzed, analyze, clause_negations, identifiers, numbers, polarity_clauses, quantities_differ,
+)
 from memtui.similarity.embed import word_ids, word_table
 from memtui.similarity.text import (
     common_word, identifier_key, joined_word_pairs, key_of_normalized, normalize, stem, word_weight,
@@ -41,7 +43,6 @@ who what so than too very not no never don doesn isn aren t s""".split())
 read from the text by its own features)."""
 
 
-_CLAUSE = re.compile(r";|:\s|\.\s+|,\s*(?:but|while|whereas|and not|not)\b|\s+but\s+", re.I)
 _KEBAB = re.compile(r"\b[a-z0-9]+(?:-[a-z0-9]+)+\b")
 _DIGIT_WORD = re.compile(r"\b[A-Za-z]+\d[\w.]*\b")
 #: antonym poles by word (the lexical rules' table), without "on"/"off" (too common alone)
@@ -96,7 +97,6 @@ _NUMERAL = re.compile(r"(?<![\w.$-])\d+(?:\.\d+)*")
 _NUMERAL_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
                   "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20",
                   "thirty": "30", "hundred": "100", "thousand": "1000", "twice": "2", "once": "1"}
-_REQUIREMENT = re.compile(r"\b(?:until|unless|without|except|otherwise)\b", re.I)
 
 
 def numerals(text: str) -> frozenset[str]:
@@ -118,26 +118,6 @@ def numerals(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _clause_negations(clause: str) -> int:
-    """Negation cues of one clause, 0 when they cancel (an even count: "never deploy without a review")
-    or state a requirement ("cannot ship until the QA lead approves", "no merge unless CI is green")."""
-    n = negation_count(clause)
-    if n % 2 == 0 or _REQUIREMENT.search(clause) and n == 1:
-        return 0
-    return n
-
-
-_CLAUSE_KEEP = re.compile("(" + _CLAUSE.pattern + ")", re.I)
-
-
-def _clauses(text: str) -> list[str]:
-    """``text`` cut at clause boundaries, each separator kept at the head of the clause it opens
-    (``"X, not Y"`` -> ``["X", ", not Y"]``)."""
-    parts = _CLAUSE_KEEP.split(text)
-    out = [parts[0]] + [sep + rest for sep, rest in zip(parts[1::2], parts[2::2])]
-    return [c for c in out if c and c.strip()] or [text]
-
-
 def profile(text: str) -> Profile:
     """Analyse one statement for :func:`pair_features`."""
     text = text or ""
@@ -150,8 +130,8 @@ def profile(text: str) -> Profile:
              if not (w[1:].islower() and w.isalpha() and (w.lower() in _OPENERS or common_word(w.lower())))}
     names |= ids | {m.group(0) for m in _KEBAB.finditer(normalized)} | {
         identifier_key(m.group(0)) for m in _DIGIT_WORD.finditer(text)}
-    clauses = _clauses(text)
-    per_clause = [_clause_negations(c) for c in clauses]
+    clauses = polarity_clauses(text)
+    per_clause = [clause_negations(c) for c in clauses]
     negations = sum(per_clause)
     negated_stems = None
     if negations and 0 < sum(1 for n in per_clause if n) < len(clauses):
@@ -330,8 +310,7 @@ def _set_features(pa: Profile, pb: Profile, row: np.ndarray) -> None:
     na, nb = pa.numbers, pb.numbers
     # a number differs when each side has one the other lacks, with units normalised and as written
     # ("10 seconds" / "10 * time.Second", "15 minutes" / "900 s" agree; "3 replicas" / "5 replicas" do not)
-    numbers_differ = bool(na and nb and na - nb and nb - na and pa.numerals - pb.numerals
-                          and pb.numerals - pa.numerals)
+    numbers_differ = bool(quantities_differ(na, nb) and pa.numerals - pb.numerals and pb.numerals - pa.numerals)
     antonym = False
     if pa.poles and pb.poles:
         axes_a: dict[str, set[int]] = {}

@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from memtui.similarity.features import CONTRADICTION_INDEX, FEATURES, VETO_INDEX, LABELS, Profile, pair_feature_matrix, profile
+from memtui.similarity.features import CONTRADICTION_INDEX, CONTRADICTIONS, FEATURES, VETO_INDEX, LABELS, Profile, pair_feature_matrix, profile
 
 MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 CLASSES = ("duplicate", "conflict", "neither")
@@ -116,9 +116,16 @@ class Verdict:
     features: tuple[float, ...]
 
     def explain(self) -> str:
-        """The ``why`` in words, e.g. ``"embedding cosine 0.81 (+1.9), token set ratio 0.88 (+0.7)"``."""
+        """The ``why`` in words, e.g. ``"embedding cosine 0.81 (+1.9), token set ratio 0.88 (+0.7)"``; a
+        conflict first names the contradictions that let it be one (``"contradiction: negation on one
+        side; ..."``): :func:`decide` calls no pair a conflict without one."""
         vals = dict(zip(FEATURES, self.features))
-        return ", ".join(f"{LABELS[n]} {vals[n]:.2f} ({c:+.1f})" for n, c in self.why) or "no strong feature"
+        text = ", ".join(f"{LABELS[n]} {vals[n]:.2f} ({c:+.1f})" for n, c in self.why) or "no strong feature"
+        if self.kind == "conflict":
+            fired = [LABELS[n] for n in CONTRADICTIONS if vals[n] > 0]
+            if fired:
+                text = f"contradiction: {', '.join(fired)}; {text}"
+        return text
 
 
 def judge_profiles(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequence[float]) -> list[Verdict]:
