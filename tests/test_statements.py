@@ -352,3 +352,33 @@ def test_empty_and_odd_input_do_not_crash():
         x = analyze(text)
         judge_analyzed(x, analyze("Rules are registered through RuleRegistry."))
         judge_analyzed(x, x)
+
+
+def test_terminal_escapes_are_not_read_as_words():
+    # seen in a user's trial: an escape sequence around a name gave "RuleRegistry vs 0m, 31mRuleStore"
+    from memtui.domain.statements import conflict_reason, identifiers
+
+    red = "Validation rules are registered through \x1b[31mRuleStore\x1b[0m."
+    assert identifiers(red) == {"RuleStore"}
+    assert conflict_reason("Validation rules are registered through RuleRegistry.", red) == \
+        ("medium", "different object: RuleRegistry vs RuleStore")
+
+
+def test_numbers_of_different_kinds_are_not_one_quantity():
+    from memtui.domain.statements import conflict_reason, quantities_differ, quantity_text
+
+    assert conflict_reason("OrderService keeps 3 worker threads.", "OrderService keeps results for 5 days.") is None
+    assert quantities_differ(["3x"], ["5x"]) and not quantities_differ(["3"], ["432000s"])
+    assert [quantity_text(q) for q in ("432000s", "90s", "0.25s", "3x", "1.2.3")] == \
+        ["5 days", "90 seconds", "250 ms", "3 times", "1.2.3"]
+
+
+def test_requirements_and_cancelled_negations_are_no_negation():
+    from memtui.domain.statements import polar_negations
+
+    assert polar_negations("A release cannot ship until the QA lead has approved it.") == 0
+    assert polar_negations("No merge unless CI is green.") == 0
+    assert polar_negations("Never merge without a review.") == 0
+    assert polar_negations("Deploys run without manual approval.") == 1
+    assert polar_negations("Neither the API nor the worker retries.") == 1
+    assert polar_negations("Use pnpm, not npm.") == 1

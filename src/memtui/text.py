@@ -32,6 +32,12 @@ def _code(m: re.Match) -> str:
     return f"\\x{ord(m.group()):02x}"
 
 
+def without_escapes(text: str | None) -> str:
+    """``text`` without its terminal escape sequences (the other characters kept): what statement analysis
+    reads, so ``"\x1b[31mRuleStore\x1b[0m"`` names ``RuleStore``, not ``31mRuleStore``."""
+    return _SEQUENCE.sub("", text) if text else ""
+
+
 def visible(text: str | None) -> str:
     """``text`` without terminal escape sequences and with every other control character except
     newline and tab shown as ``\\xNN`` (None -> "")."""

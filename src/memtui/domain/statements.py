@@ -49,6 +49,7 @@ from difflib import SequenceMatcher
 from rapidfuzz import fuzz
 
 from memtui.similarity.text import fingerprint, normalize, stem  # noqa: F401  (fingerprint re-exported)
+from memtui.text import without_escapes
 
 #: The similarity function behind every score: token-sort ratio over the content keys (0..100).
 SCORER = fuzz.token_sort_ratio
@@ -97,7 +98,7 @@ def identifiers(text: str) -> frozenset[str]:
     (``RuleRegistry``, ``gRPC``), snake_case (``order_id``, ``HALF_EVEN``), ALLCAPS acronyms of 2+
     characters (``JWT``, ``SQS``, ``RS256``, ``ADR-012``; a plural ``JWTs`` gives ``JWT``).
     A trailing ``()`` or sentence punctuation is dropped; a number alone is never an identifier."""
-    text = unicodedata.normalize("NFKC", text or "")
+    text = unicodedata.normalize("NFKC", without_escapes(text))
     out: set[str] = set()
     for m in _BACKTICK.finditer(text):
         tok = _clean_identifier(m.group(1))
@@ -520,7 +521,7 @@ _CLAUSE_SPLIT = re.compile(
 def analyze(text: str, _clauses: bool = True) -> Analyzed:
     """Analyse one statement (pure; a few regular-expression passes over the text)."""
     text = text or ""
-    t = unicodedata.normalize("NFKC", text).replace("\u2019", "'")
+    t = unicodedata.normalize("NFKC", without_escapes(text)).replace("\u2019", "'")
     ids = identifiers(t)
     id_keys = {_id_key(i): i for i in ids}
     nums = numbers(t)

@@ -23,6 +23,7 @@ from memtui.domain.statements import (
     POLAR_WORDS, Analyzed, analyze, clause_negations, identifiers, numbers, polarity_clauses, quantities_differ,
 )
 from memtui.similarity.embed import word_ids, word_table
+from memtui.text import without_escapes
 from memtui.similarity.text import (
     common_word, identifier_key, joined_word_pairs, key_of_normalized, normalize, stem, word_weight,
 )
@@ -119,8 +120,8 @@ def numerals(text: str) -> frozenset[str]:
 
 
 def profile(text: str) -> Profile:
-    """Analyse one statement for :func:`pair_features`."""
-    text = text or ""
+    """Analyse one statement for :func:`pair_features` (terminal escape sequences removed first)."""
+    text = without_escapes(text)
     normalized = normalize(text)
     ids = frozenset(k for k in (identifier_key(i) for i in identifiers(text)) if k)
     words = [w.lower() for w in _WORDS.findall(text)]
