@@ -86,7 +86,7 @@ def test_semantic_neighbours_are_compared_for_conflicts(tmp_path):
     assert res.summary["pairsChecked"] == 1
 
 
-@pytest.mark.xfail(reason="issue 10 acceptance not reached: the scorer gives P(duplicate) 0.45 for this "
+@pytest.mark.xfail(reason="issue 10 acceptance not reached: the scorer gives P(duplicate) 0.43 for this "
                           "paraphrase ('sign-off' and 'approved' are far apart in the static embedding)", strict=True)  # strict: passing says the acceptance is met
 def test_acceptance_policy_paraphrase_is_one_cluster(tmp_path):
     r, db = _store(tmp_path, ["Every release needs sign-off from the QA lead before it ships.",
