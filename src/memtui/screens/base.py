@@ -148,10 +148,17 @@ class BaseScreen(Screen):
             return None
         return f if f is not self.main_list() else None
 
-    def _move(self, where: Callable[[int, int], int | None], scroll: str) -> None:
+    def scroll_focused_pane(self, scroll: str) -> bool:
+        """Scroll the :meth:`focused_scroller` (``scroll`` names the method: ``"scroll_down"``, ...);
+        False when no such pane has focus and the keys move the list."""
         pane = self.focused_scroller()
-        if pane is not None:
-            getattr(pane, scroll)(animate=False)
+        if pane is None:
+            return False
+        getattr(pane, scroll)(animate=False)
+        return True
+
+    def _move(self, where: Callable[[int, int], int | None], scroll: str) -> None:
+        if self.scroll_focused_pane(scroll):
             return
         w = self.main_list()
         if w is None:

@@ -376,17 +376,13 @@ class QueueScreen(BaseScreen):
     # ---- movement (the base screen's keys; a range started with v grows with the cursor) -------
     def action_list_down(self) -> None:
         """Next row (``j``, ``down``); with the detail pane focused (``tab``), scroll it."""
-        if (pane := self.focused_scroller()) is not None:
-            pane.scroll_down(animate=False)
-            return
-        self.queue.action_cursor_down()
+        if not self.scroll_focused_pane("scroll_down"):
+            self.queue.action_cursor_down()
 
     def action_list_up(self) -> None:
         """Previous row (``k``, ``up``); with the detail pane focused (``tab``), scroll it."""
-        if (pane := self.focused_scroller()) is not None:
-            pane.scroll_up(animate=False)
-            return
-        self.queue.action_cursor_up()
+        if not self.scroll_focused_pane("scroll_up"):
+            self.queue.action_cursor_up()
 
     def current_memory_id(self) -> str | None:
         """The highlighted memory (for the history key and the palette)."""
