@@ -181,6 +181,30 @@ def numbers(text: str) -> tuple[str, ...]:
     return tuple(q for _, q in sorted(found))
 
 
+_NUMERAL = re.compile(r"(?<![\w.$-])\d+(?:\.\d+)*")
+_NUMERAL_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9+#-]*")
+_NUMERAL_WORDS = {**_NUMBER_WORDS, "one": "1", "twice": "2", "once": "1"}
+
+
+def numerals(text: str) -> frozenset[str]:
+    """The numbers of ``text`` as written, without their units: digits (leading zeros and a trailing
+    ``.0`` dropped: ``"02:00"`` -> ``{"2", "0"}``, ``"1.75.0"`` -> ``"1.75"``) and number words
+    (``"five"`` -> ``"5"``). Complements :func:`numbers` (units normalised): ``"15 minutes"`` and
+    ``"a 15-min TTL"`` agree here, ``"15 minutes"`` and ``"900 seconds"`` there."""
+    out = set()
+    for m in _NUMERAL.finditer(text):
+        n = m.group(0)
+        while n.endswith(".0") and n.count(".") > 1:
+            n = n[:-2]
+        head, _, tail = n.partition(".")
+        out.add((head.lstrip("0") or "0") + ("." + tail if tail else ""))
+    for w in _NUMERAL_TOKEN.findall(text):
+        v = _NUMERAL_WORDS.get(w.lower())
+        if v:
+            out.add(v)
+    return frozenset(out)
+
+
 # ---------------------------------------------------------------------------------------------
 # negation
 

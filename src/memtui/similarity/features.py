@@ -20,7 +20,8 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from memtui.domain.statements import (
-    POLAR_WORDS, Analyzed, analyze, clause_negations, identifiers, numbers, polarity_clauses, quantities_differ,
+    POLAR_WORDS, Analyzed, analyze, clause_negations, identifiers, numbers, numerals, polarity_clauses,
+    quantities_differ,
 )
 from memtui.similarity.embed import word_ids, word_table
 from memtui.text import without_escapes
@@ -92,31 +93,6 @@ class Profile:
 
 def _stems(words) -> frozenset[str]:
     return frozenset(stem(w) for w in words if w not in _STOP)
-
-
-_NUMERAL = re.compile(r"(?<![\w.$-])\d+(?:\.\d+)*")
-_NUMERAL_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-                  "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20",
-                  "thirty": "30", "hundred": "100", "thousand": "1000", "twice": "2", "once": "1"}
-
-
-def numerals(text: str) -> frozenset[str]:
-    """The numbers of ``text`` as written, without their units: digits (leading zeros and a trailing
-    ``.0`` dropped: ``"02:00"`` -> ``{"2", "0"}``, ``"1.75.0"`` -> ``"1.75"``) and number words
-    (``"five"`` -> ``"5"``). Complements :func:`memtui.domain.statements.numbers` (units normalised):
-    ``"15 minutes"`` and ``"a 15-min TTL"`` agree here, ``"15 minutes"`` and ``"900 seconds"`` there."""
-    out = set()
-    for m in _NUMERAL.finditer(text):
-        n = m.group(0)
-        while n.endswith(".0") and n.count(".") > 1:
-            n = n[:-2]
-        head, _, tail = n.partition(".")
-        out.add((head.lstrip("0") or "0") + ("." + tail if tail else ""))
-    for w in _WORDS.findall(text):
-        v = _NUMERAL_WORDS.get(w.lower())
-        if v:
-            out.add(v)
-    return frozenset(out)
 
 
 def profile(text: str) -> Profile:

@@ -146,15 +146,11 @@ def verdicts_of_rows(X: np.ndarray, refused: np.ndarray, m: Model | None = None)
                     tuple(float(v) for v in x)) for x, p, k in zip(X, P, cls)]
 
 
-def duplicate_probabilities(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequence[float]) -> np.ndarray:
-    """P(duplicate) of each pair as float32, 0 where :func:`decide` calls the pair a conflict or a veto
-    fires -- the dedupe index's score (x 100), without building :class:`Verdict` objects."""
-    return duplicate_scores(pa, pb, cosines)[0]
-
-
 def duplicate_scores(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequence[float]):
-    """:func:`duplicate_probabilities` with the feature rows ``X`` and the guard's refusals (bool per row)
-    beside them, so a caller can explain a pair later (:func:`verdicts_of_rows`) without scoring it again."""
+    """P(duplicate) of each pair as float32 (0 where :func:`decide` calls the pair a conflict, a veto fires
+    or the lexical guard refuses an unsure one) -- the dedupe index's score (x 100) -- with the feature rows
+    ``X`` and the guard's refusals (bool per row) beside them, so a caller can explain a pair later
+    (:func:`verdicts_of_rows`) without scoring it again."""
     if not len(pa):
         return np.zeros(0, np.float32), np.zeros((0, len(FEATURES)), np.float32), np.zeros(0, bool)
     X = pair_feature_matrix(pa, pb, cosines)

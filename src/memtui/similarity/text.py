@@ -106,18 +106,20 @@ an everyday word, not a name: "Vault" 3.9, "Snowflake" 3.3, "Redis" 2.0 are name
 "Network" 5.0, "Each" 5.7 are not."""
 
 
-@lru_cache(maxsize=100_000)
-def common_word(word: str) -> bool:
-    """True when the lower-case ``word`` is an everyday English word (Zipf frequency >= :data:`COMMON_ZIPF`)."""
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en") >= COMMON_ZIPF
-
-
 @lru_cache(maxsize=200_000)
-def word_weight(word: str) -> float:
-    """Information weight of a lower-case word for alignment, ``max(0.5, 8 - Zipf frequency)``: "the" 0.5,
-    "release" 2.9, "redis" 6.0, a word wordfreq has never seen 8.0."""
+def zipf(word: str) -> float:
+    """wordfreq's English Zipf frequency of a lower-case word (log10 per billion words; 0 when unseen)."""
     from wordfreq import zipf_frequency
 
-    return max(0.5, 8.0 - zipf_frequency(word, "en"))
+    return zipf_frequency(word, "en")
+
+
+def common_word(word: str) -> bool:
+    """True when the lower-case ``word`` is an everyday English word (:func:`zipf` >= :data:`COMMON_ZIPF`)."""
+    return zipf(word) >= COMMON_ZIPF
+
+
+def word_weight(word: str) -> float:
+    """Information weight of a lower-case word for alignment, ``max(0.5, 8 - zipf(word))``: "the" 0.5,
+    "release" 2.9, "redis" 6.0, a word wordfreq has never seen 8.0."""
+    return max(0.5, 8.0 - zipf(word))
