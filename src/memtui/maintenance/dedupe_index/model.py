@@ -96,8 +96,10 @@ class DedupeConfig:
     workers: int = 2
     """Threads for the top-n product and for rapidfuzz."""
     processes: int = 2
-    """Worker processes for the guard (``analyze`` is pure Python) when at least ``parallel_min_pairs``
-    pairs need it, the guard pickles, and no other Python thread runs; 1 keeps it in-process."""
+    """Forked worker processes, used only when no other Python thread runs (1 keeps all in-process): the
+    lexical guard when at least ``parallel_min_pairs`` pairs need it and the guard pickles; with the
+    learned scorer, the statement profiles of a build (5,000 or more) and scoring batches of at least
+    8 x ``parallel_min_pairs`` pairs."""
     parallel_min_pairs: int = 4000
     learned: bool = True
     """Verify pairs with the learned scorer (:mod:`memtui.similarity.scorer`; the score is 100 x
