@@ -235,7 +235,7 @@ class DuplicateCluster(SQLModel, table=True):
     scores: dict[str, Any] = Field(default_factory=dict, sa_column=sa.Column(sa.JSON, nullable=False))
     method: str = Field(max_length=20)  # exact | fingerprint | fuzzy
     explanation: str = Field(default="", sa_column=sa.Column(sa.Text, nullable=False))
-    status: str = Field(default="open", max_length=20)  # open | merged | dismissed | stale
+    status: str = Field(default="open", max_length=20)  # open | possible | merged | dismissed | stale
     job_id: Optional[str] = Field(default=None, max_length=64)
     created_at: datetime
     decided_at: Optional[datetime] = None
@@ -251,10 +251,17 @@ class NotDuplicatePair(SQLModel, table=True):
     actor_id: str = Field(max_length=200)
     decision_id: Optional[str] = Field(default=None, max_length=64)
     created_at: datetime
+    # sha256 of both statements when dismissed: the pair is proposed again once either changes (issue 20)
+    pair_hash: Optional[str] = Field(default=None, max_length=64)
 
 
 class MemoryConflict(SQLModel, table=True):
-    """A conflict record (seed 000 §10.3): two memories of one scope with incompatible claims."""
+    """A conflict record (seed 000 §10.3): two memories of one scope with incompatible claims.
+
+    ``status`` ``open`` is a *likely* conflict (both memories held out of default recall, approval
+    blocked); ``possible`` a ranked suggestion that acts on nothing (issue 20); ``resolved`` and
+    ``not_a_conflict`` are decided. ``score``: P(conflict) in [0, 1]; ``pair_hash``: sha256 of both
+    statements as judged (:func:`memtui.similarity.tiers.pair_hash`)."""
 
     __tablename__ = "memory_conflict"
 
@@ -265,7 +272,7 @@ class MemoryConflict(SQLModel, table=True):
     module_path: Optional[str] = Field(default=None)
     memory_a: str = Field(max_length=200, index=True)
     memory_b: str = Field(max_length=200, index=True)
-    status: str = Field(default="open", max_length=20)  # open | resolved | not_a_conflict
+    status: str = Field(default="open", max_length=20, index=True)  # open | possible | resolved | not_a_conflict
     action: str = Field(default="exclude_both_from_default_context", max_length=60)
     reason: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
     resolution: Optional[str] = Field(default=None, max_length=40)
@@ -273,6 +280,8 @@ class MemoryConflict(SQLModel, table=True):
     job_id: Optional[str] = Field(default=None, max_length=64)
     created_at: datetime
     resolved_at: Optional[datetime] = None
+    score: Optional[float] = None
+    pair_hash: Optional[str] = Field(default=None, max_length=64)
 
 
 class CompactionProposal(SQLModel, table=True):
@@ -403,3 +412,16 @@ class ApiToken(SQLModel, table=True):
     revoked_at: Optional[datetime] = None
     revoked_by: Optional[str] = Field(default=None, max_length=200)
     last_used_at: Optional[datetime] = None
+
+
+class JudgeVerdict(SQLModel, table=True):
+    """A verdict of the pluggable judge (issue 20, item 6), cached by ``cache_key`` (sha256 of the
+    pair's statements, the model and the prompt version): ``verdict`` duplicate / conflict / neither."""
+
+    __tablename__ = "judge_verdict"
+
+    cache_key: str = Field(primary_key=True, max_length=64)
+    model: str = Field(max_length=200)
+    verdict: str = Field(max_length=20)
+    reason: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    created_at: datetime
