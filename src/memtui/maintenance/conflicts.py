@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy.engine import Engine
@@ -28,6 +28,9 @@ from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transactio
 from memtui.review.lifecycle import record_note
 from memtui.review.lifecycle import RETIRED_STATES, close_conflicts_of_retired
 from memtui.store.models import Evidence, Memory, MemoryConflict
+
+if TYPE_CHECKING:
+    from memtui.similarity.judge import JudgeConfig
 
 CONSIDERED_STATES = ("candidate", "approved", "active", "needs_review", "challenged")
 #: An anchor shared by more memories than this says nothing about a subject (a hub); it forms no pairs.
@@ -58,7 +61,7 @@ def _shared_module(a: str | None, b: str | None) -> str | None:
 
 
 def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None = None,
-                     dry_run: bool = False) -> JobResult:
+                     dry_run: bool = False, judge: "JudgeConfig | None" = None) -> JobResult:
     """Find new conflicts among live and waiting memories and record them (one transaction).
 
     Each new conflict: a :class:`MemoryConflict` row (status open, action
