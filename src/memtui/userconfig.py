@@ -13,12 +13,19 @@ import os
 from pathlib import Path
 
 QUEUE_FILE = "queue.json"
+#: The user's settings file (YAML; its ``judge:`` section is read by :mod:`memtui.similarity.judge`).
+CONFIG_FILE = "config.yaml"
 
 
 def config_dir() -> Path:
     """The user's memtui settings folder (may not exist yet)."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "memtui"
+
+
+def config_file() -> Path:
+    """The user's settings file, ``config_dir()/config.yaml`` (may not exist)."""
+    return config_dir() / CONFIG_FILE
 
 
 def _read(path: Path) -> dict:

@@ -54,10 +54,17 @@ def maintain(
     only: Annotated[Optional[str], typer.Option("--only", help="Comma-separated jobs: secrets, revalidate, expire, dedupe, "
                                                  "conflicts, compaction.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the job results as JSON.")] = False,
+    judge_url: Annotated[Optional[str], typer.Option("--judge", metavar="URL", help="An OpenAI-compatible "
+                                                     "chat-completions endpoint asked about the pairs the embedded "
+                                                     "scorer is unsure of (overrides the judge: section of "
+                                                     "~/.config/memtui/config.yaml).")] = None,
+    judge_model: Annotated[Optional[str], typer.Option("--judge-model", metavar="NAME",
+                                                       help="The model the judge is asked for.")] = None,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Run the maintenance jobs (revalidation, expiry, dedupe, conflicts, compaction); idempotent."""
     from memtui.maintenance.runner import JOBS, MaintenanceError, maintain as run
+    from memtui.similarity.judge import resolve_judge_config
 
     clock = _fix_clock(now)
     jobs = None
@@ -66,11 +73,15 @@ def maintain(
         unknown = [j for j in jobs if j not in JOBS]
         if unknown:
             raise _fail(f"--only: unknown job {unknown[0]!r}; jobs are {', '.join(JOBS)}", 2)
+    try:
+        judge = resolve_judge_config(judge_url, judge_model)
+    except ValueError as exc:
+        raise _fail(str(exc), 2)
     engine = _engine(db)
     if not dry_run:
         _require(engine, _actor(actor, role, engine), "memtui maintain")
     try:
-        results = run(engine, now=clock, repo=repo, dry_run=dry_run, only=jobs,
+        results = run(engine, now=clock, repo=repo, dry_run=dry_run, only=jobs, judge=judge,
                       progress=None if as_json else lambda msg: _echo(f"maintain: {msg}", err=True))
     except MaintenanceError as exc:
         raise _fail(str(exc))

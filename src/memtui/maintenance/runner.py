@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from sqlalchemy.engine import Engine
 
 from memtui.maintenance.jobs import JobResult
 from memtui.maintenance.repositories import list_repositories
+
+if TYPE_CHECKING:
+    from memtui.similarity.judge import JudgeConfig
 
 #: Jobs in the order they run.
 JOBS: tuple[str, ...] = ("secrets", "revalidate", "expire", "dedupe", "conflicts", "compaction")
@@ -57,14 +60,15 @@ def _select_repositories(engine: Engine, repo: str | None) -> list[tuple[str, st
 def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run: bool = False,
              only: list[str] | None = None, progress: Callable[[str], None] | None = None,
              on_progress: Callable[[int, int], None] | None = None,
-             cancelled: Callable[[], bool] | None = None) -> list[JobResult]:
+             cancelled: Callable[[], bool] | None = None, judge: "JudgeConfig | None" = None) -> list[JobResult]:
     """Run ``only`` (default all of :data:`JOBS`) at instant ``now``; returns one JobResult per job and repository.
 
     ``progress(message)`` reports each step; ``on_progress(done, total)`` the fraction of evidence
     revalidated (for a progress bar). ``cancelled()`` is asked before each job and repository: once
     it answers True no further job starts (a job under way finishes, its transaction is whole) and the
-    results so far are returned; :func:`jobs_not_run` says which were left. Raises MaintenanceError
-    for an unknown repository.
+    results so far are returned; :func:`jobs_not_run` says which were left. ``judge`` (None: the
+    embedded scorer alone) is handed to the conflict job, which asks it about its uncertain band
+    (:mod:`memtui.similarity.judge`). Raises MaintenanceError for an unknown repository.
     """
     say = progress or (lambda _m: None)
     stop = cancelled or (lambda: False)
@@ -119,7 +123,10 @@ def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run:
         from memtui.maintenance.conflicts import detect_conflicts
 
         say("looking for conflicts")
-        results.append(detect_conflicts(engine, now, repository_id=scope, dry_run=dry_run))
+        if judge is not None:
+            say(f"judge for uncertain pairs: {judge.endpoint} (model {judge.model}, at most {judge.budget} "
+                f"requests, {judge.timeout_s:g} s each)")
+        results.append(detect_conflicts(engine, now, repository_id=scope, dry_run=dry_run, judge=judge))
     if "compaction" in jobs and not stop():
         from memtui.maintenance.compaction import propose_compactions
 
