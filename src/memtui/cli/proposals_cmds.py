@@ -36,25 +36,42 @@ def _print_result(r) -> None:
     _echo(f"decision {r.decision_id} ({r.kind}: {r.action})" + (f"; new memory {r.new_memory_id}" if r.new_memory_id else ""))
 
 
+PossibleOpt = Annotated[bool, typer.Option("--possible", help="List the possible ones instead: ranked suggestions "
+                                          "that hold nothing out of recall (promote or dismiss them).")]
+
+
+def _in_scope(tenant: str, repository: str | None, module: str | None, scope: str | None) -> bool:
+    """Whether a record lies in ``scope`` (``tenant[/repository[/module path]]``; None: everywhere)."""
+    if not scope:
+        return True
+    where = "/".join(x for x in (tenant, repository or "", (module or "").strip("/")) if x)
+    return where == scope.strip("/") or where.startswith(scope.strip("/") + "/")
+
+
 @app.command()
 def duplicates(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    possible: PossibleOpt = False,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """List open near-duplicate clusters (run `memtui maintain` to detect them): id, size, best pair score
-    (0-100), method, scope; the explanation; the members, * marking the proposed canonical."""
+    """List open (likely) near-duplicate clusters (run `memtui maintain` to detect them): id, size, best pair
+    score (0-100), method, scope; the explanation; the members, * marking the proposed canonical.
+    --possible lists the possible pairs instead, strongest first."""
     from memtui.governance.visibility import all_visible
 
     from memtui.maintenance.dedupe import cluster_records
 
     engine = _engine(db)
     seen = _visible_ids(engine, actor, role)
-    rows = [c for c in cluster_records(engine) if c["status"] == "open" and all_visible(c["members"], seen)]
+    want = "possible" if possible else "open"
+    rows = [c for c in cluster_records(engine) if c["status"] == want and all_visible(c["members"], seen)]
+    if possible:
+        rows.sort(key=lambda c: (-c["bestScore"], c["clusterId"]))
     if as_json:
         _echo(json_text(rows))
         return
     if not rows:
-        _echo("no open duplicate clusters")
+        _echo("no possible duplicates" if possible else "no open duplicate clusters")
     for c in rows:
         _echo(f"{c['clusterId']}  {len(c['members'])} members  best {c['bestScore']:.0f}  {c['method']}  {c['scopeKey']}")
         _echo(f"   {c['explanation']}")
@@ -79,45 +96,126 @@ def merge(
     _print_result(r)
 
 
+AllOpt = Annotated[bool, typer.Option("--all", help="Every open and possible one in --scope (with --reason-contains).")]
+ScopeOpt = Annotated[Optional[str], typer.Option("--scope", help="With --all: tenant[/repository[/module path]].")]
+ReasonOpt = Annotated[Optional[str], typer.Option("--reason-contains", help="With --all: only those whose reason "
+                                                                          "or explanation contains TEXT.")]
+
+
+def _select(ids: list[str] | None, all_: bool, scope: str | None, reason: str | None, rows, key: str, text: str) -> list[str]:
+    if ids and all_:
+        raise _fail("give ids or --all, not both", 2)
+    if ids:
+        return list(ids)
+    if not all_:
+        raise _fail("give one or more ids, or --all --scope S", 2)
+    if not scope:
+        raise _fail("--all needs --scope (tenant[/repository[/module path]])", 2)
+    return [r[key] for r in rows if _in_scope(r["tenant"], r["repositoryId"], r["modulePath"], scope)
+            and (reason is None or reason.casefold() in r[text].casefold())]
+
+
 @app.command("not-duplicates")
 def not_duplicates(
-    cluster_id: Annotated[str, typer.Argument(help="The duplicate cluster.")],
+    cluster_ids: Annotated[Optional[list[str]], typer.Argument(help="Duplicate clusters (open or possible).")] = None,
+    all_: AllOpt = False, scope: ScopeOpt = None, reason_contains: ReasonOpt = None,
     comment: CommentOpt = None,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """Dismiss a cluster; its members are never proposed as duplicates of each other again."""
+    """Dismiss clusters (one decision, one undo): their members are not proposed as duplicates of each other
+    again until a statement changes."""
+    from memtui.governance.visibility import all_visible
+    from memtui.maintenance.dedupe import cluster_records
     from memtui.review.resolve import ResolveService
 
     engine = _engine(db)
-    _print_result(_resolve_call(ResolveService(engine).not_duplicates, cluster_id, _actor(actor, role, engine),
-                                comment=comment))
+    who = _actor(actor, role, engine)
+    seen = _visible_ids(engine, actor, role)
+    rows = [{**c, "tenant": c["scopeKey"].split("/", 1)[0], "modulePath": c["scopeKey"].rsplit(":", 1)[-1] or None}
+            for c in cluster_records(engine) if c["status"] in ("open", "possible") and all_visible(c["members"], seen)]
+    ids = _select(cluster_ids, all_, scope, reason_contains, rows, "clusterId", "explanation")
+    if not ids:
+        raise _fail("nothing matches: no open or possible duplicate clusters in that scope")
+    svc = ResolveService(engine)
+    if len(ids) == 1:
+        _print_result(_resolve_call(svc.not_duplicates, ids[0], who, comment=comment))
+        return
+    r = _resolve_call(svc.dismiss_duplicates, ids, who, comment=comment)
+    _echo(f"{len(ids)} clusters dismissed")
+    _print_result(r)
+
+
+@app.command("not-a-conflict")
+def not_a_conflict(
+    conflict_ids: Annotated[Optional[list[str]], typer.Argument(help="Conflicts (open or possible).")] = None,
+    all_: AllOpt = False, scope: ScopeOpt = None, reason_contains: ReasonOpt = None,
+    comment: CommentOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Dismiss conflicts as "not a conflict" in one decision (one undo): both memories stay, and each pair is
+    not reported again until either statement changes."""
+    from memtui.governance.visibility import all_visible
+    from memtui.maintenance.conflicts import conflict_records
+    from memtui.review.resolve import ResolveService
+
+    engine = _engine(db)
+    who = _actor(actor, role, engine)
+    seen = _visible_ids(engine, actor, role)
+    rows = [{**c, "tenant": c["scope"]["tenantId"], "repositoryId": c["scope"]["repositoryId"],
+             "modulePath": c["scope"]["modulePath"]}
+            for c in conflict_records(engine) if c["status"] in ("open", "possible") and all_visible(c["memories"], seen)]
+    ids = _select(conflict_ids, all_, scope, reason_contains, rows, "conflictId", "reason")
+    if not ids:
+        raise _fail("nothing matches: no open or possible conflicts in that scope")
+    r = _resolve_call(ResolveService(engine).dismiss_conflicts, ids, who, comment=comment)
+    _echo(f"{len(ids)} conflict(s) dismissed as not a conflict")
+    _print_result(r)
+
+
+@app.command()
+def promote(
+    item_id: Annotated[str, typer.Argument(help="A possible conflict (memconf_...) or possible duplicate pair.")],
+    comment: CommentOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Promote a possible conflict to likely (opened: both held out of default recall until resolved), or a
+    possible duplicate pair to a likely cluster (it can then be merged)."""
+    from memtui.review.resolve import ResolveService
+
+    engine = _engine(db)
+    svc = ResolveService(engine)
+    fn = svc.promote_conflict if item_id.startswith("memconf_") else svc.promote_duplicate
+    _print_result(_resolve_call(fn, item_id, _actor(actor, role, engine), comment=comment))
 
 
 @app.command()
 def conflicts(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
-    all_: Annotated[bool, typer.Option("--all", help="Also resolved ones.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Also possible, resolved and dismissed ones.")] = False,
+    possible: PossibleOpt = False,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """List conflicts (open ones; --all for every record). Severity: the lexical rule's when one fires
-    (high: negation, opposite predicates; medium: a different object or number), else high from the
-    scorer's P(conflict) 0.9, medium below."""
+    """List likely conflicts (open: both memories held out of default recall); --possible the ranked
+    suggestions instead (score = the scorer's P(conflict)); --all every record. Severity: high from the
+    scorer's P(conflict) 0.9 or a negation / opposite predicate, medium below; possible ones are low."""
     from memtui.governance.visibility import all_visible
 
     from memtui.maintenance.conflicts import conflict_records
 
     engine = _engine(db)
     seen = _visible_ids(engine, actor, role)
-    rows = [c for c in conflict_records(engine) if (all_ or c["status"] == "open")
+    want = "possible" if possible else "open"
+    rows = [c for c in conflict_records(engine) if (all_ or c["status"] == want)
             and all_visible(c["memories"], seen)]
     if as_json:
         _echo(json_text(rows))
         return
     if not rows:
-        _echo("no open conflicts")
+        _echo("no possible conflicts" if possible else "no open conflicts")
     for c in rows:
         a, b = c["memories"]
-        _echo(f"{c['conflictId']}  [{c['severity']}] {c['status']}  A={a}  B={b}\n   {c['reason']}")
+        score = f"  P {c['score']:.2f}" if c.get("score") is not None else ""
+        _echo(f"{c['conflictId']}  [{c['severity']}] {c['status']}{score}  A={a}  B={b}\n   {c['reason']}")
         if c.get("proposedResolution"):
             _echo(f"   proposed: {c['proposedResolution']['why']} (memtui resolve {c['conflictId']} keep-newer)")
 

@@ -19,15 +19,18 @@ import numpy as np
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from memtui.domain.statements import identifiers
+from memtui.domain.statements import conflict_reason_analyzed, identifiers
 from memtui.similarity.candidates import knn_pairs
 from memtui.similarity.embed import embed
 from memtui.similarity.features import prime, profile
-from memtui.similarity.scorer import conflict_verdicts
+from memtui.similarity.scorer import Verdict, judge_profiles
+from memtui.similarity.subjects import relation
+from memtui.similarity.tiers import (LIKELY_DUPLICATE_P, POSSIBLE_DUPLICATE_P, POSSIBLE_PER_MEMORY, ConflictTier,
+                                     conflict_tier, pair_hash, uncertain)
 from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transaction
 from memtui.review.lifecycle import record_note
 from memtui.review.lifecycle import RETIRED_STATES, close_conflicts_of_retired
-from memtui.store.models import Evidence, Memory, MemoryConflict
+from memtui.store.models import DuplicateCluster, Evidence, Memory, MemoryConflict, NotDuplicatePair
 
 if TYPE_CHECKING:
     from memtui.similarity.judge import JudgeConfig
@@ -122,51 +125,193 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
                                                                  job_id=result.job_id))
                     break
         found: list[dict[str, Any]] = []
-        todo = [(a, b) for a, b in sorted(pairs) if (a, b) not in known
+        known_rows = {tuple(sorted((c.memory_a, c.memory_b))): c for c in session.exec(select(MemoryConflict))}
+
+        def settled(a: str, b: str) -> bool:
+            """A recorded pair is judged again only when a suggestion's or a dismissal's statements changed."""
+            row = known_rows.get((a, b))
+            if row is None:
+                return False
+            if row.status in ("possible", "not_a_conflict") and row.pair_hash is not None:
+                return row.pair_hash == pair_hash(memories[a].statement, memories[b].statement)
+            return True
+
+        todo = [(a, b) for a, b in sorted(pairs) if not settled(a, b)
                 and _modules_overlap(memories[a].module_path, memories[b].module_path)]
         judged = sorted({m for p in todo for m in p})
         prime([memories[m].statement for m in judged])
         profiles = {m: profile(memories[m].statement) for m in judged}
-        verdicts = conflict_verdicts([profiles[a] for a, _ in todo], [profiles[b] for _, b in todo],
-                                     [float(E[row_of[a]] @ E[row_of[b]]) for a, b in todo],
-                                     [p in anchored for p in todo])
-        for (a, b), verdict in zip(todo, verdicts):
+        verdicts = judge_profiles([profiles[a] for a, _ in todo], [profiles[b] for _, b in todo],
+                                  [float(E[row_of[a]] @ E[row_of[b]]) for a, b in todo])
+        origin = origins(session, memories)
+        answers, judge_summary = _ask_judge(session, judge, todo, verdicts, memories)
+        possible: list[tuple[float, str, str, ConflictTier]] = []
+        possible_dups: list[tuple[float, str, str, Verdict]] = []
+        for k, ((a, b), v) in enumerate(zip(todo, verdicts)):
             ma, mb = memories[a], memories[b]
-            if verdict is None:
+            sibling = origin.get(a) is not None and origin.get(a) == origin.get(b)
+            rule = conflict_reason_analyzed(profiles[a].analyzed(), profiles[b].analyzed()) if (a, b) in anchored else None
+            t = conflict_tier(v, rule, relation(ma.statement, mb.statement), sibling, answers.get(k),
+                              shared_names=bool(profiles[a].ids & profiles[b].ids))
+            if t.tier == "likely":
+                found.append(_record(session, known_rows.get((a, b)), ma, mb, "open", t, v.p_conflict,
+                                     result, now, dry_run))
+            elif t.tier == "possible":
+                possible.append((v.p_conflict, a, b, t))
+            elif possible_duplicate(v):
+                possible_dups.append((v.p_duplicate, a, b, v))
+        partners: dict[str, int] = defaultdict(int)  # the possible partners each memory shows already
+        for (x, y), row in known_rows.items():
+            if row.status == "possible":
+                partners[x] += 1
+                partners[y] += 1
+        n_possible = 0
+        for score, a, b, t in sorted(possible, key=lambda x: (-x[0], x[1], x[2])):
+            if partners[a] >= POSSIBLE_PER_MEMORY or partners[b] >= POSSIBLE_PER_MEMORY:
                 continue
-            severity, reason = verdict
-            cid = conflict_id_for(a, b)
-            found.append({"conflictId": cid, "memories": [a, b], "severity": severity, "reason": reason})
-            if dry_run:
-                continue
-            session.add(MemoryConflict(
-                conflict_id=cid, severity=severity, tenant_id=ma.tenant_id, repository_id=ma.repository_id,
-                module_path=_shared_module(ma.module_path, mb.module_path),
-                memory_a=a, memory_b=b, status="open", reason=reason, job_id=result.job_id, created_at=now))
-            for m, other in ((ma, b), (mb, a)):
-                m.conflict_state = "open"
-                session.add(m)
-                record_note(session, m, MAINTENANCE_ACTOR, f"conflict {cid} opened with {other}: {reason}",
-                            job_id=result.job_id)
+            partners[a] += 1
+            partners[b] += 1
+            _record(session, known_rows.get((a, b)), memories[a], memories[b], "possible", t, score, result, now,
+                    dry_run)
+            n_possible += 1
+        n_dups = suggest_duplicates(session, memories, possible_dups, result, now, dry_run)
         result.changes = found
-        result.updated = len(found) + closed
+        result.updated += closed
         result.summary = {"pairsChecked": len(pairs), "newConflicts": len(found), "closed": closed,
-                          "logLikeGroups": len(set(logs.values()))}
+                          "possibleConflicts": n_possible, "possibleDuplicates": n_dups,
+                          "logLikeGroups": len(set(logs.values())), **judge_summary}
     return result
 
 
+#: importer kinds whose lines are written together in one file (issue 20, item 2)
+SIBLING_SOURCES = ("markdown",)
+
+
+def origins(session: Session, memories: dict[str, Memory]) -> dict[str, str]:
+    """memory id -> ``"file@commit"`` for lines imported from a memory file (the file's span evidence);
+    two memories with one origin are siblings, written together."""
+    wanted = {mid for mid, m in memories.items() if m.proposer_type in SIBLING_SOURCES and m.proposer_id}
+    out: dict[str, str] = {}
+    if not wanted:
+        return out
+    for mid, path, commit in session.exec(select(Evidence.memory_id, Evidence.path, Evidence.commit_sha)
+                                          .where(Evidence.ordinal == 0)):
+        if mid in wanted and path == memories[mid].proposer_id:
+            out[mid] = f"{path}@{commit or 'uncommitted'}"
+    for mid in wanted - out.keys():
+        out[mid] = f"{memories[mid].proposer_id}@?"
+    return out
+
+
+def _record(session: Session, row: MemoryConflict | None, ma: Memory, mb: Memory, status: str, t: ConflictTier,
+            score: float, result: JobResult, now: datetime, dry_run: bool) -> dict[str, Any]:
+    """Write (or update) one conflict record; a likely one (``open``) flags both memories and notes it."""
+    a, b = ma.memory_id, mb.memory_id
+    cid = conflict_id_for(a, b)
+    change = {"conflictId": cid, "memories": [a, b], "severity": t.severity, "reason": t.reason,
+              "tier": "likely" if status == "open" else status, "score": round(score, 4)}
+    if dry_run:
+        return change
+    row = row or MemoryConflict(conflict_id=cid, tenant_id=ma.tenant_id, repository_id=ma.repository_id,
+                                memory_a=a, memory_b=b, created_at=now, severity=t.severity, reason=t.reason)
+    row.severity, row.reason, row.status, row.job_id = t.severity, t.reason, status, result.job_id
+    row.module_path = _shared_module(ma.module_path, mb.module_path)
+    row.score, row.pair_hash = round(score, 4), pair_hash(ma.statement, mb.statement)
+    row.resolution = row.resolved_by = row.resolved_at = None
+    session.add(row)
+    result.updated += 1
+    if status == "open":
+        for m, other in ((ma, b), (mb, a)):
+            m.conflict_state = "open"
+            session.add(m)
+            record_note(session, m, MAINTENANCE_ACTOR, f"conflict {cid} opened with {other}: {t.reason}",
+                        job_id=result.job_id)
+    return change
+
+
+def possible_duplicate(v: Verdict) -> bool:
+    """A pair worth showing as a possible duplicate: P(duplicate) in the band below the likely bar, or a
+    duplicate verdict the dedupe job did not cluster."""
+    return v.p_duplicate >= POSSIBLE_DUPLICATE_P and v.kind != "conflict"
+
+
+def suggest_duplicates(session: Session, memories: dict[str, Memory], found: list[tuple[float, str, str, Verdict]],
+                       result: JobResult, now: datetime, dry_run: bool) -> int:
+    """Record the strongest possible duplicate pairs (at most :data:`POSSIBLE_PER_MEMORY` a memory) as
+    ``possible`` two-member clusters; a pair already in an open cluster, or dismissed with the same
+    statements, is left out. Returns how many were recorded."""
+    from memtui.maintenance.dedupe import scope_key
+
+    clustered: dict[str, set[str]] = defaultdict(set)
+    existing = {c.cluster_id: c for c in session.exec(select(DuplicateCluster))}
+    for c in existing.values():
+        if c.status in ("open", "merged"):
+            for m in c.members:
+                clustered[m].add(c.cluster_id)
+    dismissed = {(r.memory_a, r.memory_b): r.pair_hash for r in session.exec(select(NotDuplicatePair))}
+    partners: dict[str, int] = defaultdict(int)
+    n = 0
+    for score, a, b, v in sorted(found, key=lambda x: (-x[0], x[1], x[2])):
+        ma, mb = memories[a], memories[b]
+        key = (a, b)
+        if clustered[a] & clustered[b] or (key in dismissed and dismissed[key] in (
+                None, pair_hash(ma.statement, mb.statement))):
+            continue
+        sk = scope_key(ma.tenant_id, ma.repository_id, ma.module_path)
+        if sk != scope_key(mb.tenant_id, mb.repository_id, mb.module_path):
+            continue
+        if partners[a] >= POSSIBLE_PER_MEMORY or partners[b] >= POSSIBLE_PER_MEMORY:
+            continue
+        partners[a] += 1
+        partners[b] += 1
+        cid = "dupp_" + pair_hash(ma.statement, mb.statement)[:16]
+        row = existing.get(cid)
+        if row is not None and row.status != "stale":
+            continue
+        n += 1
+        if dry_run:
+            continue
+        row = row or DuplicateCluster(cluster_id=cid, repository_id=ma.repository_id, scope_key=sk, type=ma.type,
+                                      members=[a, b], canonical_id=a, method="possible", created_at=now)
+        row.status, row.best_score, row.job_id = "possible", round(100 * score, 1), result.job_id
+        row.scores = {f"{a}|{b}": round(100 * score, 1)}
+        row.explanation = (f"possible duplicate: learned scorer P(duplicate) {score:.2f} (likely from "
+                           f"{LIKELY_DUPLICATE_P:.2f}); why: {v.explain()}")
+        session.add(row)
+        result.updated += 1
+    return n
+
+
+def _ask_judge(session: Session, judge, todo, verdicts, memories) -> tuple[dict[int, tuple[str, str]], dict]:
+    """The pluggable judge's ``(verdict, reason)`` for the pairs of the uncertain band (index -> answer),
+    and its counts for the job summary; ({}, {}) without a judge. A failure leaves the embedded verdict."""
+    if judge is None:
+        return {}, {}
+    from memtui.similarity.judge import Judge
+
+    ask = [k for k, v in enumerate(verdicts) if uncertain(v)]
+    j = Judge(judge)
+    answers = j.judge(session, [(memories[todo[k][0]].statement, memories[todo[k][1]].statement) for k in ask])
+    out = {k: (ans.verdict, f"judge {ans.model}: {ans.reason}") for k, ans in zip(ask, answers) if ans is not None}
+    return out, {"judgeSent": j.sent, "judgeCached": j.cached, "judgeFailed": j.failed,
+                 "judgeOverBudget": j.over_budget}
+
+
 def conflict_records(engine: Engine) -> list[dict[str, Any]]:
-    """Every conflict record in the design's shape (seed 000 §10.3), open ones first, then by id."""
+    """Every conflict record in the design's shape (seed 000 §10.3) with its ``tier`` (likely for open,
+    possible for a suggestion) and ``score`` (P(conflict)); open ones first, then possible ones by score."""
     from memtui.review.resolve import newer_side
 
     with Session(engine) as session:
         rows = list(session.exec(select(MemoryConflict)))
-        rows.sort(key=lambda c: (c.status != "open", c.conflict_id))
+        rows.sort(key=lambda c: (c.status != "open", c.status != "possible", -(c.score or 0), c.conflict_id))
         newer = {c.conflict_id: newer_side(session, c.memory_a, c.memory_b) for c in rows if c.status == "open"}
     return [{
         "conflictId": c.conflict_id, "severity": c.severity,
         "scope": {"tenantId": c.tenant_id, "repositoryId": c.repository_id, "modulePath": c.module_path},
-        "memories": [c.memory_a, c.memory_b], "status": c.status, "action": c.action, "reason": c.reason,
+        "memories": [c.memory_a, c.memory_b], "status": c.status,
+        "tier": "likely" if c.status == "open" else "possible" if c.status == "possible" else None,
+        "score": c.score, "action": c.action if c.status != "possible" else "none", "reason": c.reason,
         **({"resolution": c.resolution, "resolvedBy": c.resolved_by} if c.resolution else {}),
         **({"proposedResolution": {"action": "keep_newer", "keep": n[0], "supersede": n[1], "why": n[2]}}
            if (n := newer.get(c.conflict_id)) else {}),

@@ -223,25 +223,73 @@ class ResolveService:
         _refuse_secret(comment)
         with Session(self.engine) as session, session.begin():
             cluster = _get(session, DuplicateCluster, cluster_id, "duplicate cluster")
-            if cluster.status != "open":
-                raise ResolveError(f"cluster {cluster_id} is {cluster.status}, not open")
             decision = _decision(session, "not_duplicates", cluster_id, "not_duplicates", actor, {})
-            pairs = []
-            members = sorted(cluster.members)
-            for i, a in enumerate(members):
-                for b in members[i + 1:]:
-                    if session.get(NotDuplicatePair, (a, b)) is None:
-                        session.add(NotDuplicatePair(memory_a=a, memory_b=b, actor_id=actor.id,
-                                                     decision_id=decision.decision_id, created_at=utcnow()))
-                        pairs.append([a, b])
-            for mid in members:
-                record_note(session, _memory(session, mid), actor, f"cluster {cluster_id}: not duplicates",
-                            decision_id=decision.decision_id)
+            decision.payload = {"pairs": self._dismiss_cluster(session, cluster, actor, decision.decision_id),
+                                "status": {cluster_id: cluster.status}}
             cluster.status, cluster.decided_at = "dismissed", utcnow()
             session.add(cluster)
-            decision.payload = {"pairs": pairs}
             _commented(decision, comment)
             return DecisionResult(decision.decision_id, "not_duplicates", "not_duplicates", {})
+
+    @staticmethod
+    def _dismiss_cluster(session: Session, cluster: DuplicateCluster, actor: Actor, decision_id: str) -> list[list[str]]:
+        """Remember every pair of an open or possible cluster as not duplicates (with both statements'
+        hash: proposed again once either changes); returns the pairs added."""
+        from memtui.similarity.tiers import pair_hash
+
+        if cluster.status not in ("open", "possible"):
+            raise ResolveError(f"cluster {cluster.cluster_id} is {cluster.status}, not open")
+        pairs = []
+        members = sorted(cluster.members)
+        statements = {mid: _memory(session, mid).statement for mid in members}
+        for i, a in enumerate(members):
+            for b in members[i + 1:]:
+                row = session.get(NotDuplicatePair, (a, b))
+                if row is None:
+                    session.add(NotDuplicatePair(memory_a=a, memory_b=b, actor_id=actor.id, decision_id=decision_id,
+                                                 created_at=utcnow(), pair_hash=pair_hash(statements[a], statements[b])))
+                    pairs.append([a, b])
+        for mid in members:
+            record_note(session, _memory(session, mid), actor, f"cluster {cluster.cluster_id}: not duplicates",
+                        decision_id=decision_id)
+        return pairs
+
+    def dismiss_duplicates(self, cluster_ids: list[str], actor: Actor, *, comment: str | None = None) -> DecisionResult:
+        """"Not duplicates" for several open or possible clusters in one transaction and one decision (one
+        undo restores them all; the comment applies to all). Raises ResolveError naming the first cluster
+        that is missing or already decided; then nothing is written."""
+        _refuse_secret(comment)
+        ids = list(dict.fromkeys(cluster_ids))
+        if not ids:
+            raise ResolveError("no duplicate clusters given")
+        with Session(self.engine) as session, session.begin():
+            decision = _decision(session, "not_duplicates_batch", f"{len(ids)} clusters", "not_duplicates", actor, {})
+            pairs, status = [], {}
+            for cid in ids:
+                cluster = _get(session, DuplicateCluster, cid, "duplicate cluster")
+                pairs += self._dismiss_cluster(session, cluster, actor, decision.decision_id)
+                status[cid] = cluster.status
+                cluster.status, cluster.decided_at = "dismissed", utcnow()
+                session.add(cluster)
+            decision.payload = {"pairs": pairs, "status": status}
+            _commented(decision, comment)
+            return DecisionResult(decision.decision_id, "not_duplicates_batch", "not_duplicates", {})
+
+    def promote_duplicate(self, cluster_id: str, actor: Actor, *, comment: str | None = None) -> DecisionResult:
+        """A possible duplicate pair becomes a likely cluster (open: it can be merged)."""
+        _refuse_secret(comment)
+        with Session(self.engine) as session, session.begin():
+            cluster = _get(session, DuplicateCluster, cluster_id, "duplicate cluster")
+            if cluster.status != "possible":
+                raise ResolveError(f"cluster {cluster_id} is {cluster.status}, not possible")
+            decision = _decision(session, "promote_duplicate", cluster_id, "promote", actor, {"status": "possible"})
+            cluster.status = "open"
+            session.add(cluster)
+            for mid in cluster.members:
+                record_note(session, _memory(session, mid), actor, f"cluster {cluster_id}: promoted to likely duplicates",
+                            decision_id=decision.decision_id)
+            _commented(decision, comment)
+            return DecisionResult(decision.decision_id, "promote_duplicate", "promote", {})
 
     # ---- conflicts -----------------------------------------------------------------------
     def resolve_conflict(self, conflict_id: str, action: str, actor: Actor, *, supersede: bool = False,
@@ -257,7 +305,12 @@ class ResolveService:
         _refuse_secret(comment)
         with Session(self.engine) as session, session.begin():
             conflict = _get(session, MemoryConflict, conflict_id, "conflict")
-            if conflict.status != "open":
+            if conflict.status == "possible" and action == "not_a_conflict":
+                pass  # a suggestion is dismissed like an open conflict
+            elif conflict.status == "possible":
+                raise ResolveError(f"conflict {conflict_id} is only possible; promote it first "
+                                   f"(memtui resolve {conflict_id} promote) or dismiss it (not-a-conflict)")
+            elif conflict.status != "open":
                 raise ResolveError(f"conflict {conflict_id} is {conflict.status}, not open")
             a, b = _memory(session, conflict.memory_a), _memory(session, conflict.memory_b)
             if action == "keep_newer":  # the proposed resolution of dated facts: the older is superseded
@@ -269,7 +322,11 @@ class ResolveService:
                 action, supersede = ("keep_a" if side[0] == a.memory_id else "keep_b"), True
             decision = _decision(session, "conflict", conflict_id, action, actor, {})
             payload: dict[str, Any] = {"conflictState": {a.memory_id: a.conflict_state, b.memory_id: b.conflict_state},
-                                       "scopes": {}, "supersededBy": {}}
+                                       "scopes": {}, "supersededBy": {}, "status": conflict.status}
+            if action == "not_a_conflict":
+                from memtui.similarity.tiers import pair_hash
+
+                conflict.pair_hash = pair_hash(a.statement, b.statement)
             changes: dict[str, tuple[str, str]] = {}
             losers = {"keep_a": [b], "keep_b": [a], "neither": [a, b]}.get(action, [])
             winner = {"keep_a": a, "keep_b": b}.get(action)
@@ -325,6 +382,59 @@ class ResolveService:
             decision.payload = payload
             _commented(decision, comment)
             return DecisionResult(decision.decision_id, "conflict", action, changes)
+
+    def dismiss_conflicts(self, conflict_ids: list[str], actor: Actor, *, comment: str | None = None) -> DecisionResult:
+        """"Not a conflict" for several open or possible conflicts in one transaction and one decision (one
+        undo restores them all; the comment applies to all). Each pair stays dismissed until either
+        statement changes. Raises ResolveError naming the first conflict that is missing or decided;
+        then nothing is written."""
+        from memtui.similarity.tiers import pair_hash
+
+        _refuse_secret(comment)
+        ids = list(dict.fromkeys(conflict_ids))
+        if not ids:
+            raise ResolveError("no conflicts given")
+        with Session(self.engine) as session, session.begin():
+            decision = _decision(session, "conflict_batch", f"{len(ids)} conflicts", "not_a_conflict", actor, {})
+            status: dict[str, str] = {}
+            touched: dict[str, Memory] = {}
+            for cid in ids:
+                c = _get(session, MemoryConflict, cid, "conflict")
+                if c.status not in ("open", "possible"):
+                    raise ResolveError(f"conflict {cid} is {c.status}, not open")
+                a, b = _memory(session, c.memory_a), _memory(session, c.memory_b)
+                status[cid] = c.status
+                c.status, c.resolution, c.resolved_by, c.resolved_at = "not_a_conflict", "not_a_conflict", actor.id, utcnow()
+                c.pair_hash = pair_hash(a.statement, b.statement)
+                session.add(c)
+                touched[a.memory_id], touched[b.memory_id] = a, b
+            session.flush()
+            for m in touched.values():
+                refresh_conflict_state(session, m)
+                record_note(session, m, actor, f"not a conflict ({len(ids)} dismissed together)",
+                            decision_id=decision.decision_id)
+            decision.payload = {"status": status}
+            _commented(decision, comment)
+            return DecisionResult(decision.decision_id, "conflict_batch", "not_a_conflict", {})
+
+    def promote_conflict(self, conflict_id: str, actor: Actor, *, comment: str | None = None) -> DecisionResult:
+        """A possible conflict becomes likely: opened, both memories held out of default recall until resolved."""
+        _refuse_secret(comment)
+        with Session(self.engine) as session, session.begin():
+            c = _get(session, MemoryConflict, conflict_id, "conflict")
+            if c.status != "possible":
+                raise ResolveError(f"conflict {conflict_id} is {c.status}, not possible")
+            decision = _decision(session, "conflict_promote", conflict_id, "promote", actor, {"status": "possible"})
+            c.status = "open"
+            session.add(c)
+            session.flush()
+            for mid in (c.memory_a, c.memory_b):
+                m = _memory(session, mid)
+                refresh_conflict_state(session, m)
+                record_note(session, m, actor, f"conflict {conflict_id} promoted to likely by a reviewer",
+                            decision_id=decision.decision_id)
+            _commented(decision, comment)
+            return DecisionResult(decision.decision_id, "conflict_promote", "promote", {})
 
     # ---- compaction ----------------------------------------------------------------------
     def accept_compaction(self, proposal_id: str, actor: Actor, *, statement: str | None = None,
@@ -498,15 +608,32 @@ class ResolveService:
                 if cluster:
                     cluster.status, cluster.decided_at = "open", None
                     session.add(cluster)
-            elif d.kind == "not_duplicates":
+            elif d.kind in ("not_duplicates", "not_duplicates_batch"):
                 for a, b in p.get("pairs", []):
                     row = session.get(NotDuplicatePair, (a, b))
                     if row is not None:
                         session.delete(row)
+                for cid, before in (p.get("status") or {d.subject_id: "open"}).items():
+                    cluster = session.get(DuplicateCluster, cid)
+                    if cluster:
+                        cluster.status, cluster.decided_at = before, None
+                        session.add(cluster)
+            elif d.kind == "promote_duplicate":
                 cluster = session.get(DuplicateCluster, d.subject_id)
-                if cluster:
-                    cluster.status, cluster.decided_at = "open", None
+                if cluster is not None and cluster.status == "open":
+                    cluster.status = "possible"
                     session.add(cluster)
+            elif d.kind in ("conflict_batch", "conflict_promote"):
+                restore = p["status"] if d.kind == "conflict_batch" else {d.subject_id: "possible"}
+                for cid, before in restore.items():
+                    c = session.get(MemoryConflict, cid)
+                    c.status, c.resolution, c.resolved_by, c.resolved_at = before, None, None, None
+                    session.add(c)
+                session.flush()
+                for cid in restore:
+                    c = session.get(MemoryConflict, cid)
+                    for mid in (c.memory_a, c.memory_b):
+                        refresh_conflict_state(session, _memory(session, mid))
             elif d.kind == "conflict":
                 for cid in p.get("closed", []):
                     other = session.get(MemoryConflict, cid)
@@ -514,7 +641,8 @@ class ResolveService:
                         other.status, other.resolution, other.resolved_by, other.resolved_at = "open", None, None, None
                         session.add(other)
                 conflict = session.get(MemoryConflict, d.subject_id)
-                conflict.status, conflict.resolution, conflict.resolved_by, conflict.resolved_at = "open", None, None, None
+                conflict.status, conflict.resolution, conflict.resolved_by, conflict.resolved_at = (
+                    p.get("status", "open"), None, None, None)
                 session.add(conflict)
                 for mid, scope in p.get("scopes", {}).items():
                     m = _memory(session, mid)
