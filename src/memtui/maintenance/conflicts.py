@@ -132,6 +132,8 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
             row = known_rows.get((a, b))
             if row is None:
                 return False
+            if row.status == "possible" and judge is not None:
+                return False  # a judge asked for: suggestions are judged again (its answers are cached)
             if row.status in ("possible", "not_a_conflict") and row.pair_hash is not None:
                 return row.pair_hash == pair_hash(memories[a].statement, memories[b].statement)
             return True
@@ -161,8 +163,9 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
             elif possible_duplicate(v):
                 possible_dups.append((v.p_duplicate, a, b, v))
         partners: dict[str, int] = defaultdict(int)  # the possible partners each memory shows already
+        todo_set = set(todo)
         for (x, y), row in known_rows.items():
-            if row.status == "possible":
+            if row.status == "possible" and (x, y) not in todo_set:
                 partners[x] += 1
                 partners[y] += 1
         n_possible = 0
@@ -293,8 +296,7 @@ def _ask_judge(session: Session, judge, todo, verdicts, memories) -> tuple[dict[
     j = Judge(judge)
     answers = j.judge(session, [(memories[todo[k][0]].statement, memories[todo[k][1]].statement) for k in ask])
     out = {k: (ans.verdict, f"judge {ans.model}: {ans.reason}") for k, ans in zip(ask, answers) if ans is not None}
-    return out, {"judgeSent": j.sent, "judgeCached": j.cached, "judgeFailed": j.failed,
-                 "judgeOverBudget": j.over_budget}
+    return out, {"judge": j.counts()}
 
 
 def conflict_records(engine: Engine) -> list[dict[str, Any]]:

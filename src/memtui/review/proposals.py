@@ -52,6 +52,12 @@ class ConflictView:
     a: MemoryDetailView
     b: MemoryDetailView
     newer: tuple[str, str, str] | None = None  # (newer id, older id, why): the proposed "newer supersedes older"
+    score: float | None = None  # P(conflict) in [0, 1]
+
+    @property
+    def tier(self) -> str:
+        """``likely`` (open: both held out of default recall) or ``possible`` (a suggestion), else the status."""
+        return {"open": "likely", "possible": "possible"}.get(self.status, self.status)
 
 
 @dataclass(frozen=True)
@@ -84,33 +90,36 @@ class ProposalQueries:
         except MemoryOutOfScope:
             return None
 
-    def clusters(self, status: str | None = "open") -> list[ClusterView]:
-        """Duplicate clusters (default: open), largest and best-scoring first."""
+    def clusters(self, status: str | tuple[str, ...] | None = "open") -> list[ClusterView]:
+        """Duplicate clusters (default: open; a tuple: any of those), likely before possible, then
+        largest and best-scoring first."""
         with Session(self.engine) as s:
             q = select(DuplicateCluster)
             if status:
-                q = q.where(DuplicateCluster.status == status)
+                q = q.where(DuplicateCluster.status.in_((status,) if isinstance(status, str) else status))
             rows = list(s.exec(q))
-        rows.sort(key=lambda c: (-len(c.members), -c.best_score, c.cluster_id))
+        rows.sort(key=lambda c: (c.status == "possible", -len(c.members), -c.best_score, c.cluster_id))
         return [ClusterView(c.cluster_id, c.scope_key, c.type, c.canonical_id, c.best_score, c.method,
                             c.explanation, c.status, members, dict(c.scores or {}))
                 for c in rows if (members := self._details(c.members)) is not None]
 
-    def conflicts(self, status: str | None = "open") -> list[ConflictView]:
-        """Conflict records (default: open), high severity first."""
+    def conflicts(self, status: str | tuple[str, ...] | None = "open") -> list[ConflictView]:
+        """Conflict records (default: open, i.e. likely; a tuple: any of those): likely ones first, high
+        severity first; then possible ones, the strongest first."""
         from memtui.review.resolve import newer_side
 
         with Session(self.engine) as s:
             q = select(MemoryConflict)
             if status:
-                q = q.where(MemoryConflict.status == status)
+                q = q.where(MemoryConflict.status.in_((status,) if isinstance(status, str) else status))
             rows = list(s.exec(q))
             newer = {c.conflict_id: newer_side(s, c.memory_a, c.memory_b) for c in rows if c.status == "open"}
         order = {"high": 0, "medium": 1, "low": 2}
         # a conflict with a proposed resolution (newer supersedes older) first: the quickest to decide
-        rows.sort(key=lambda c: (newer.get(c.conflict_id) is None, order.get(c.severity, 3), c.conflict_id))
+        rows.sort(key=lambda c: (c.status == "possible", newer.get(c.conflict_id) is None, order.get(c.severity, 3),
+                                 -(c.score or 0), c.conflict_id))
         return [ConflictView(c.conflict_id, c.severity, c.status, c.reason, c.action, c.resolution, *pair,
-                             newer=newer.get(c.conflict_id))
+                             newer=newer.get(c.conflict_id), score=c.score)
                 for c in rows if (pair := self._details((c.memory_a, c.memory_b))) is not None]
 
     def proposals(self, status: str | None = "open") -> list[ProposalView]:

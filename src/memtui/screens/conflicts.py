@@ -54,14 +54,15 @@ class ConflictsScreen(ProposalScreen):
 
     HELP_TITLE = "Conflict keys"
     SUB_TITLE = "conflicts"
-    COLUMNS = [Col("severity", "severity", 8, 8), Col("A", "a", 34, 14), Col("B", "b", 34, 14),
-               Col("reason", "reason", 0, 16)]
+    COLUMNS = [Col("tier", "tier", 8, 4), Col("severity", "severity", 8, 6), Col("A", "a", 30, 12),
+               Col("B", "b", 30, 12), Col("reason", "reason", 0, 16)]
     BINDINGS = [
         Binding("a", "resolve('keep_a')", "Keep A", id="conflicts.keep_a"),
         Binding("b", "resolve('keep_b')", "Keep B", id="conflicts.keep_b"),
         Binding("o", "resolve('keep_newer')", "Newer wins", id="conflicts.keep_newer"),
         Binding("n", "resolve('neither')", "Neither", id="conflicts.neither"),
-        Binding("c", "resolve('not_a_conflict')", "Not a conflict", id="conflicts.not_a_conflict"),
+        Binding("c", "not_a_conflict", "Not a conflict", id="conflicts.not_a_conflict"),
+        Binding("p", "promote", "Promote", id="conflicts.promote"),
         Binding("s", "narrow", "Narrow scopes", id="conflicts.narrow"),
         Binding("u", "undo", "Undo", id="conflicts.undo"),
     ]
@@ -76,13 +77,21 @@ class ConflictsScreen(ProposalScreen):
                     yield Static("", id="b")
 
     def load(self) -> list[ConflictView]:
-        return self.app.services.proposals.conflicts()
+        return self.app.services.proposals.conflicts(("open", "possible"))
+
+    def counts(self) -> str:
+        possible = sum(c.status == "possible" for c in self._all)
+        return f"{len(self._all) - possible} likely · {possible} possible"
+
+    def row_text(self, c: ConflictView) -> str:
+        return " ".join([super().row_text(c), c.a.statement, c.b.statement])
 
     def item_key(self, item: ConflictView) -> str:
         return item.conflict_id
 
     def row(self, c: ConflictView) -> list[Text]:
-        return [Text(c.severity, style="bold red" if c.severity == "high" else "yellow"),
+        tier = Text("possible", style="dim") if c.status == "possible" else Text("likely", style="bold")
+        return [tier, Text(c.severity, style="bold red" if c.severity == "high" else "yellow" if c.severity == "medium" else "dim"),
                 one_line(c.a.memory_id, 60), one_line(c.b.memory_id, 60), one_line(c.reason, 200)]
 
     def current_memory_id(self) -> str | None:
@@ -92,7 +101,7 @@ class ConflictsScreen(ProposalScreen):
 
     def show_item(self, c: ConflictView | None) -> None:
         if c is None:
-            self.query_one("#reason", Static).update(Text("No open conflicts.", style="dim"))
+            self.query_one("#reason", Static).update(Text("No open or possible conflicts.", style="dim"))
             self.query_one("#a", Static).update("")
             self.query_one("#b", Static).update("")
             return
@@ -100,9 +109,14 @@ class ConflictsScreen(ProposalScreen):
         if c.newer:
             reason.append(f"proposed: {visible(c.newer[2])} — o accepts\n", style="bold cyan")
         reason.append(f"{c.conflict_id}  ", style="bold")
-        reason.append(f"[{c.severity}] ", style="bold red" if c.severity == "high" else "yellow")
-        reason.append(visible(c.reason))
-        reason.append("   both excluded from default recall while open", style="dim")
+        if c.status == "possible":
+            reason.append(f"[possible · P {c.score or 0:.2f}] ", style="yellow")
+            reason.append(visible(c.reason))
+            reason.append("   a suggestion: both stay in recall · p promotes to likely · c dismisses", style="dim")
+        else:
+            reason.append(f"[{c.severity}] ", style="bold red" if c.severity == "high" else "yellow")
+            reason.append(visible(c.reason))
+            reason.append("   both excluded from default recall while open", style="dim")
         self.query_one("#reason", Static).update(reason)
         self.query_one("#a", Static).update(memory_pane("A", c.a))
         self.query_one("#b", Static).update(memory_pane("B", c.b))
@@ -119,6 +133,39 @@ class ConflictsScreen(ProposalScreen):
             return
         effect = c.newer[2] if action == "keep_newer" else effect_of(action, c.a.memory_id, c.b.memory_id)
         self.decide(f"Resolve {c.conflict_id}?", effect, self._resolution(c.conflict_id, action, None))
+
+    def action_not_a_conflict(self) -> None:
+        """``c``: the highlighted conflict, or every selected one (``v`` range, ``space`` marks) in one
+        decision, is not a conflict; both memories stay and the pairs are not reported again until a
+        statement changes. One undo restores them all."""
+        chosen = self.selected()
+        if len(chosen) <= 1:
+            self.action_resolve("not_a_conflict")
+            return
+        ids = [c.conflict_id for c in chosen]
+        likely = sum(c.status == "open" for c in chosen)
+
+        def apply() -> tuple[str, str]:
+            r = self.app.services.resolve.dismiss_conflicts(ids, self.app.actor)
+            return r.decision_id, f"{len(ids)} pairs are not conflicts."
+
+        self.decide(f"Not a conflict: {len(ids)} pairs?",
+                    f"{len(ids)} pairs ({likely} likely, {len(ids) - likely} possible) are not conflicts: every memory "
+                    "stays, and no pair is reported again until one of its statements changes (one decision)", apply)
+
+    def action_promote(self) -> None:
+        """``p``: the highlighted possible conflict becomes likely (both memories held out of default recall)."""
+        c = self.current()
+        if c is None or c.status != "possible":
+            self.notify("Only a possible conflict can be promoted.", severity="warning")
+            return
+
+        def apply() -> tuple[str, str]:
+            r = self.app.services.resolve.promote_conflict(c.conflict_id, self.app.actor)
+            return r.decision_id, f"{c.conflict_id} is a likely conflict now: both are held out of default recall."
+
+        self.decide(f"Promote {c.conflict_id}?", f"{c.a.memory_id} and {c.b.memory_id} are held out of default "
+                    "recall and wait for a resolution", apply)
 
     def action_narrow(self) -> None:
         """Both stay valid in narrower scopes: ask for A's module path, then B's."""

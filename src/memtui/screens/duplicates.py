@@ -29,11 +29,12 @@ class DuplicatesScreen(ProposalScreen):
 
     HELP_TITLE = "Duplicate cluster keys"
     SUB_TITLE = "duplicate clusters"
-    COLUMNS = [Col("size", "size", 4, 4), Col("best", "best", 4, 4), Col("canonical", "canonical", 0, 20),
-               Col("scope", "scope", 22, 10)]
+    COLUMNS = [Col("tier", "tier", 8, 4), Col("size", "size", 4, 4), Col("best", "best", 4, 4),
+               Col("canonical", "canonical", 0, 20), Col("scope", "scope", 22, 10)]
     BINDINGS = [
         Binding("m", "merge", "Merge", id="duplicates.merge"),
         Binding("d", "not_duplicates", "Not duplicates", id="duplicates.not_duplicates"),
+        Binding("p", "promote", "Promote", id="duplicates.promote"),
         Binding("e", "edit", "Edit canonical", id="duplicates.edit"),
         Binding("u", "undo", "Undo", id="duplicates.undo"),
     ] + [Binding(str(n), f"pick({n})", f"Canonical {n}", show=False, id=f"duplicates.pick{n}") for n in range(1, 10)]
@@ -48,14 +49,22 @@ class DuplicatesScreen(ProposalScreen):
             yield Static("", id="detail")
 
     def load(self) -> list[ClusterView]:
-        return self.app.services.proposals.clusters()
+        return self.app.services.proposals.clusters(("open", "possible"))
+
+    def counts(self) -> str:
+        possible = sum(c.status == "possible" for c in self._all)
+        return f"{len(self._all) - possible} likely · {possible} possible"
+
+    def row_text(self, c: ClusterView) -> str:
+        return " ".join([super().row_text(c), c.explanation] + [m.statement for m in c.members])
 
     def item_key(self, item: ClusterView) -> str:
         return item.cluster_id
 
     def row(self, c: ClusterView) -> list[Text]:
         canon = self.canonical.get(c.cluster_id, c.canonical_id)
-        return [Text(str(len(c.members))), Text(f"{c.best_score:.0f}"), one_line(canon, 60),
+        tier = Text("possible", style="dim") if c.status == "possible" else Text("likely", style="bold")
+        return [tier, Text(str(len(c.members))), Text(f"{c.best_score:.0f}"), one_line(canon, 60),
                 one_line(c.scope_key.split(":", 1)[0], 40)]
 
     def current_memory_id(self) -> str | None:
@@ -79,7 +88,11 @@ class DuplicatesScreen(ProposalScreen):
         head.append(f"{c.cluster_id}", style="bold")
         head.append(f"   {len(c.members)} members · {c.method} · best {c.best_score:.0f}   ")
         head.append(visible(c.scope_key), style="dim")
-        parts += [head, Text(visible(c.explanation), style="dim"), Text("")]
+        parts += [head, Text(visible(c.explanation), style="dim")]
+        if c.status == "possible":
+            parts.append(Text("possible duplicates: a suggestion, nothing is held back · p promotes to likely (then "
+                              "m merges) · d dismisses", style="yellow"))
+        parts.append(Text(""))
         if c.cluster_id in self.edited:
             parts += [Text("edited canonical text:", style="bold yellow"), Text(visible(canon_text)), Text("")]
         for n, m in enumerate(c.members, start=1):
@@ -99,7 +112,8 @@ class DuplicatesScreen(ProposalScreen):
                 parts.append(location_line(e.status, e.type, e.current_location or e.location, indent=5,
                                            style="dim"))
             parts.append(Text(""))
-        parts.append(Text("1-9 pick the canonical · m merge · d not duplicates · e edit the canonical text", style="dim"))
+        parts.append(Text("1-9 pick the canonical · m merge · d not duplicates (v range, space mark: all selected) · "
+                          "e edit the canonical text · / filter", style="dim"))
         detail.update(Group(*parts))
 
     def action_pick(self, n: int) -> None:
@@ -150,11 +164,23 @@ class DuplicatesScreen(ProposalScreen):
         self.decide(f"Merge {len(c.members)} memories?", effect, apply)
 
     def action_not_duplicates(self) -> None:
-        """Dismiss the selected cluster after a confirmation: its members are not duplicates (remembered)."""
-        c = self.current()
-        if c is None:
+        """Dismiss the selected cluster (or every selected one, in one decision) after a confirmation: their
+        members are not duplicates (remembered until a statement changes)."""
+        chosen = self.selected()
+        if not chosen:
             self.notify("No cluster selected.", severity="warning")
             return
+        if len(chosen) > 1:
+            ids = [c.cluster_id for c in chosen]
+
+            def apply_all() -> tuple[str, str]:
+                r = self.app.services.resolve.dismiss_duplicates(ids, self.app.actor)
+                return r.decision_id, f"Dismissed {len(ids)} clusters."
+
+            self.decide(f"Not duplicates: {len(ids)} clusters?", f"the members of {len(ids)} clusters stay as they "
+                        "are and are not proposed as duplicates of each other again (one decision)", apply_all)
+            return
+        c = chosen[0]
         ids = ", ".join(m.memory_id for m in c.members)
 
         def apply() -> tuple[str, str]:
@@ -163,3 +189,16 @@ class DuplicatesScreen(ProposalScreen):
 
         self.decide("Not duplicates?", f"{ids} stay as they are and are never proposed as duplicates of each "
                     "other again", apply)
+
+    def action_promote(self) -> None:
+        """Promote the highlighted possible duplicate pair to a likely cluster (it can then be merged)."""
+        c = self.current()
+        if c is None or c.status != "possible":
+            self.notify("Only a possible duplicate pair can be promoted.", severity="warning")
+            return
+
+        def apply() -> tuple[str, str]:
+            r = self.app.services.resolve.promote_duplicate(c.cluster_id, self.app.actor)
+            return r.decision_id, f"{c.cluster_id} is a likely duplicate cluster now; m merges it."
+
+        self.run_decision(apply)

@@ -15,6 +15,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Container
 from textual.widgets import DataTable, Footer, Header
 
@@ -37,6 +38,11 @@ class ProposalScreen(BaseScreen):
     #: the methods every proposal screen implements
     HOOKS: ClassVar[tuple[str, ...]] = ("compose_detail", "load", "item_key", "row", "show_item")
 
+    BINDINGS = [
+        Binding("v", "range", "Range", show=False, id="proposals.range"),
+        Binding("space", "mark", "Mark", show=False, id="proposals.mark"),
+        Binding("slash", "filter", "Filter", key_display="/", show=False, id="proposals.filter"),
+    ]
     CSS_PATH = "proposals.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     MAIN_LIST = "#list"
@@ -50,6 +56,12 @@ class ProposalScreen(BaseScreen):
         #: the row key (cluster, conflict or proposal id) to put the cursor on once the list is
         #: loaded (a jump from the memory screen); cleared once used
         self.select_key: str | None = None
+        #: range selection (issue 20, item 4): ``v`` anchors a range at a row, ``space`` marks single
+        #: rows; a bulk key then applies to every selected item
+        self.anchor: str | None = None
+        self.marked: set[str] = set()
+        self.filter_text: str = ""
+        self._all: list = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -91,7 +103,19 @@ class ProposalScreen(BaseScreen):
         items = self.load()
         self.app.call_from_thread(self._show, items)
 
+    def row_text(self, item) -> str:
+        """What the ``/`` filter matches (case-insensitive): every cell of the row, and more if a screen adds it."""
+        return " ".join(t.plain for t in self.row(item))
+
     def _show(self, items: list) -> None:
+        self._all = items
+        if self.filter_text:
+            needle = self.filter_text.casefold()
+            items = [i for i in items if needle in self.row_text(i).casefold()]
+        live = {self.item_key(i) for i in items}
+        self.marked &= live
+        if self.anchor not in live:
+            self.anchor = None
         keep = self.current()
         keep_key = self.item_key(keep) if keep is not None else None
         wanted, self.select_key = self.select_key, None  # a jump from the memory screen, used once
@@ -104,12 +128,117 @@ class ProposalScreen(BaseScreen):
         row = table.cursor_row or 0
         self.items = items
         table.clear()
+        self._painted = set()
         for item in items:
-            table.add_row(*self.row(item), key=self.item_key(item))
+            table.add_row(*self._cells(item, False), key=self.item_key(item))
         keys = [self.item_key(i) for i in items]
         if keys:  # the same item if still open, else the one that took its place (the next)
             table.move_cursor(row=keys.index(keep_key) if keep_key in keys else min(row, len(keys) - 1))
+        self._paint_selection()
         self.show_item(self.current())
+        self._subtitle()
+
+    def _cells(self, item, selected: bool) -> list[Text]:
+        cells = self.row(item)
+        if selected:
+            first = Text("▶ ", style="bold reverse")
+            first.append_text(cells[0])
+            cells = [first] + [c.copy() for c in cells[1:]]
+            for c in cells:
+                c.stylize("bold")
+        return cells
+
+    def selected(self) -> list:
+        """The items a bulk decision applies to: the range from the anchor to the cursor and the marked
+        rows; with neither, the highlighted item alone (or nothing)."""
+        keys = [self.item_key(i) for i in self.items]
+        chosen = set(self.marked)
+        table = self.query_one("#list", ListTable)
+        if self.anchor is not None and self.anchor in keys and table.cursor_row is not None:
+            lo, hi = sorted((keys.index(self.anchor), table.cursor_row))
+            chosen |= set(keys[lo:hi + 1])
+        if not chosen:
+            cur = self.current()
+            return [] if cur is None else [cur]
+        return [i for i in self.items if self.item_key(i) in chosen]
+
+    def _paint_selection(self) -> None:
+        """Redraw the rows whose selected state changed (a marker and bold)."""
+        table = self.query_one("#list", ListTable)
+        chosen = {self.item_key(i) for i in self.selected()} if (self.anchor is not None or self.marked) else set()
+        painted = getattr(self, "_painted", set())
+        for item in self.items:
+            key = self.item_key(item)
+            if (key in chosen) != (key in painted):
+                for col, cell in zip(self.COLUMNS, self._cells(item, key in chosen)):
+                    table.update_cell(key, col.key, cell)
+        self._painted = chosen
+
+    def _subtitle(self) -> None:
+        n = len(self._painted) if getattr(self, "_painted", None) else 0
+        parts = [self.SUB_TITLE, self.counts()]
+        if self.filter_text:
+            parts.append(f"filter “{self.filter_text}” {len(self.items)} of {len(self._all)}")
+        if n:
+            parts.append(f"selected {n}")
+        self.sub_title = " · ".join(p for p in parts if p)
+
+    def counts(self) -> str:
+        """A few words on what the list holds, for the header (a screen may say more)."""
+        return f"{len(self._all)}"
+
+    def action_range(self) -> None:
+        """``v``: start a range at the highlighted row (the cursor extends it), or drop it."""
+        cur = self.current()
+        self.anchor = None if self.anchor is not None or cur is None else self.item_key(cur)
+        self._paint_selection()
+        self._subtitle()
+
+    def action_mark(self) -> None:
+        """``space``: mark or unmark the highlighted row, then move down."""
+        cur = self.current()
+        if cur is None:
+            return
+        self.marked ^= {self.item_key(cur)}
+        self._paint_selection()
+        self._subtitle()
+        self.action_list_down()
+
+    def action_filter(self) -> None:
+        """``/``: show only the rows whose text contains what is typed (empty: all)."""
+        from memtui.screens.dialogs import EditDialog
+
+        def done(value: str | None) -> None:
+            if value is None:
+                return
+            self.filter_text = value.strip()
+            self.anchor, self.marked = None, set()
+            self._show(self._all)
+
+        self.app.push_screen(EditDialog("Filter the list (empty: all)", self.filter_text, allow_empty=True), done)
+
+    def clear_selection(self) -> bool:
+        """Drop the range, the marks and the filter; False when there was nothing to drop."""
+        if self.anchor is None and not self.marked and not self.filter_text:
+            return False
+        had_filter = bool(self.filter_text)
+        self.anchor, self.marked, self.filter_text = None, set(), ""
+        if had_filter:
+            self._show(self._all)
+        else:
+            self._paint_selection()
+            self._subtitle()
+        return True
+
+    def action_back(self) -> None:
+        """Escape: first drop a selection or filter, then go back."""
+        if not self.clear_selection():
+            super().action_back()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back" and (self.anchor is not None or self.marked or self.filter_text):
+            return True
+        return super().check_action(action, parameters)
 
     def current(self):
         """The highlighted item, or None."""
@@ -120,6 +249,9 @@ class ProposalScreen(BaseScreen):
 
     @on(DataTable.RowHighlighted, "#list")
     def _highlighted(self, _event) -> None:
+        if self.anchor is not None:
+            self._paint_selection()
+            self._subtitle()
         self.show_item(self.current())
 
     # ---- decisions ------------------------------------------------------------------------
@@ -140,6 +272,7 @@ class ProposalScreen(BaseScreen):
         self.app.call_from_thread(self._decided, decision_id, message)
 
     def _decided(self, decision_id: str, message: str) -> None:
+        self.anchor, self.marked = None, set()
         self._undo.append(decision_id)
         self.notify(f"{message} (decision {decision_id}; u undoes it)", markup=False)
         self.reload()
