@@ -31,14 +31,12 @@ from memtui.similarity.text import stem
 #: label separators: "X: ...", "X - ...", "X – ...", "X — ...", "X = ...", "X -> ..."
 _SEP = re.compile(r"(?<!:):(?=\s|$)|\s[-–—]{1,2}\s|\s=\s|\s(?:->|→)\s")
 _CODE = re.compile(r"`[^`\n]+`")
-_WORD = re.compile(r"`[^`\n]+`|[A-Za-z0-9][\w./+#-]*")
+_WORD = re.compile(r"`[^`\n]+`|[A-Za-z0-9][\w'./+#-]*")
 _MAX_LABEL_WORDS = 8
 _VERBS = frozenset("""is are was were be been has have had does do did can could must should will would may
-might shall uses use used runs run lives live holds hold contains contain needs need requires require
-calls call registers register returns return stores store keeps keep reads read writes write lets let
-handles handle defines define owns own builds build wraps wrap sends send gets get goes go sets set
-starts start points point means mean depends depend supports support expire expires checks check
-never not always also only usually automatically no""".split())
+might shall uses use used runs lives holds contains needs requires calls registers returns stores keeps
+reads writes lets handles defines owns builds wraps sends gets goes sets starts points means depends
+supports expire expires checks never not always also only usually automatically no""".split())
 _PREPOSITIONS = frozenset("from with in on for to via using before after when by into under inside".split())
 _IMPERATIVE = frozenset("""always never don't dont do use run avoid prefer keep make ensure add write put
 call check place follow only please start install build set configure import create pass test
@@ -172,12 +170,13 @@ def relation(a: str, b: str) -> str:
         if other.head and _differ(lab, other.head, False):
             return "different"
         return "same" if other.head and set(lab) == set(other.head) else "unknown"
-    if sa.ids & sb.ids and (sa.imperative or sb.imperative or not (sa.head and sb.head)):
-        return "same"
+    if sa.ids & sb.ids and (sa.imperative or sb.imperative):
+        return "same"  # two instructions naming one tool or command
     if sa.head and sb.head:
         if _differ(sa.head, sb.head, False):
             return "different"
-        return "same" if set(sa.head) & set(sb.head) else "unknown"
+        x, y = set(sa.head), set(sb.head)
+        return "same" if x <= y or y <= x else "unknown"  # "read timeout" / "write timeout": unknown
     if shared_labels and not sa.head and not sb.head and not (sa.ids or sb.ids):
         return "unknown"
     return "unknown"

@@ -74,8 +74,10 @@ def conflict_tier(v: "Verdict", rule: tuple[str, str] | None, relation: str, sib
     severity = (rule[0] if rule else "high" if v.p_conflict >= 0.9 else "medium")
     # the scorer supports it: its conflict verdict, or conflict as its most probable class with an
     # explicit contradiction about one subject ("Never use `pytest -x`" / "Run the tests with `pytest -x`")
-    supported = v.kind == "conflict" or (v.p_conflict >= SUPPORTED_P and relation == "same" and shared_names
-                                         and vals["negation_asymmetry"] > 0)
+    most_likely = v.p_conflict >= max(v.p_duplicate, 1 - v.p_duplicate - v.p_conflict)
+    supported = v.kind == "conflict" or (relation == "same" and (
+        (v.p_conflict >= SUPPORTED_P and shared_names and vals["negation_asymmetry"] > 0)
+        or (rule is not None and most_likely)))
     likely = supported and relation != "different" and (not siblings or (relation == "same" and explicit))
     if judged is not None:
         verdict, reason = judged
