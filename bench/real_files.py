@@ -10,7 +10,7 @@ it, or ``MIRRORS_DIR/owner+name``) into a temp folder named after the repository
 pinned commit, and run memtui as whole processes, exactly as a new user would, from inside the
 checkout:
 
-    memtui --db T/m.db import FILE... --repo .
+    memtui --db T/m.db import FILE... --repo .   (again with --skip-invalid if it refuses records)
     memtui --db T/m.db maintain --repo .
     memtui --db T/m.db conflicts --json      (and --possible, when the CLI offers it)
     memtui --db T/m.db duplicates --json     (and --possible, when the CLI offers it)
@@ -28,7 +28,8 @@ conflict) and ``..._per_100_lines``, ``duplicate_clusters`` (open clusters), ``p
 ``possible_duplicates`` (``null`` when the CLI has no ``--possible``), ``seconds``; against the hand
 labels (``bench/real_files_labels.yaml``, matched by the set of (memory file, line) of the members):
 ``conflict_precision`` and ``duplicate_cluster_precision`` over the labelled items, with
-``*_labelled`` / ``*_unlabelled`` counts (and the same for the possible lists). A repository that
+``*_labelled`` / ``*_unlabelled`` counts (and the same for the possible lists); ``import_refused``
+(records the plain import refused, so it was re-run with ``--skip-invalid``). A repository that
 fails is reported under ``error`` and counted nowhere; the run goes on.
 
 ``--details FILE`` writes every item (members with file, line and statement, the reason, the label
@@ -169,7 +170,16 @@ def run_repo(entry: dict, mirrors: Path, cmd: list[str], labels: dict, keep: boo
             res["missing_files"] = sorted(set(files) - set(present))
         m = Memtui(cmd, tmp / "m.db", checkout)
         if present:
-            m.run("import", *present, "--repo", ".")
+            imp = m.run("import", *present, "--repo", ".", check=False)
+            if imp.returncode != 0:
+                # A real file can hold a record memtui refuses (e.g. a statement over the default
+                # --max-statement-bytes); the import is all or nothing, so a new user re-runs it
+                # with --skip-invalid, as the message suggests. Reported, not hidden.
+                refused = [ln.strip() for ln in (imp.stderr + imp.stdout).splitlines()
+                           if ": line " in ln and "record" in ln]
+                res["import_refused"] = len(refused)
+                res["import_refused_why"] = refused[:5]
+                m.run("import", "--skip-invalid", *present, "--repo", ".")
             m.run("maintain", "--repo", ".")
             exp = json.loads(m.run("export", "json").stdout)
             mems = {x["memoryId"]: x for x in exp.get("memories") or []}
@@ -263,6 +273,8 @@ def finish(r: dict) -> dict:
 def total(rows: list[dict]) -> dict:
     ok = [r for r in rows if "error" not in r]
     t: dict = {"repositories": len(ok), "failed": len(rows) - len(ok)}
+    t["repositories_needing_skip_invalid"] = sum(1 for r in ok if r.get("import_refused"))
+    t["import_refused"] = sum(r.get("import_refused", 0) for r in ok)
     for k in ("memory_files", "lines_imported", "conflicts", "memories_held_out_by_conflicts",
               "duplicate_clusters", "duplicate_memories"):
         t[k] = sum(r.get(k, 0) for r in ok)
