@@ -158,10 +158,11 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
             if t.tier == "likely":
                 found.append(_record(session, known_rows.get((a, b)), ma, mb, "open", t, v.p_conflict,
                                      result, now, dry_run))
-            elif t.tier == "possible":
-                possible.append((v.p_conflict, a, b, t))
-            elif possible_duplicate(v):
+                continue
+            if possible_duplicate(v):
                 possible_dups.append((v.p_duplicate, a, b, v))
+            if t.tier == "possible":
+                possible.append((v.p_conflict, a, b, t))
         partners: dict[str, int] = defaultdict(int)  # the possible partners each memory shows already
         todo_set = set(todo)
         for (x, y), row in known_rows.items():
@@ -267,7 +268,7 @@ def suggest_duplicates(session: Session, memories: dict[str, Memory], found: lis
             continue
         partners[a] += 1
         partners[b] += 1
-        cid = "dupp_" + pair_hash(ma.statement, mb.statement)[:16]
+        cid = "dupp_" + conflict_id_for(a, b)[len("memconf_"):]
         row = existing.get(cid)
         if row is not None and row.status != "stale":
             continue

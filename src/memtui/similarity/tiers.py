@@ -25,10 +25,10 @@ def pair_hash(a: str, b: str) -> str:
 #: a likely conflict needs the scorer's conflict verdict (P(conflict) >= the model's threshold) and a
 #: subject that is not different; below, a pair with P(conflict) >= POSSIBLE_CONFLICT_P is a suggestion.
 #: Picked on the training split of tests/data/labelled_pairs.yaml (bench/README.md, issue 20).
-POSSIBLE_CONFLICT_P = 0.2
+POSSIBLE_CONFLICT_P = 0.1
 #: a pair is a likely duplicate at P(duplicate) >= LIKELY_DUPLICATE_P, a possible one from POSSIBLE_DUPLICATE_P.
 LIKELY_DUPLICATE_P = 0.8
-POSSIBLE_DUPLICATE_P = 0.45
+POSSIBLE_DUPLICATE_P = 0.25
 #: P(conflict) from which an explicit contradiction about the same subject is the scorer's support enough.
 SUPPORTED_P = 0.6
 #: at most this many possible partners of each kind are kept per memory (the strongest first).

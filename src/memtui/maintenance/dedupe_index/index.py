@@ -122,8 +122,10 @@ class DedupeIndex:
     def __init__(self, config: DedupeConfig | None = None, not_duplicates: Iterable[Iterable[str]] = (),
                  guard: Guard | None = None):
         cfg = config or DedupeConfig()
-        if cfg.learned and cfg.threshold == DEFAULT_THRESHOLD:  # the model's threshold, as a 0-100 score
-            t = 100.0 * scorer_model().duplicate_threshold
+        if cfg.learned and cfg.threshold == DEFAULT_THRESHOLD:  # the likely bar, as a 0-100 score (issue 20)
+            from memtui.similarity.tiers import LIKELY_DUPLICATE_P
+
+            t = 100.0 * max(scorer_model().duplicate_threshold, LIKELY_DUPLICATE_P)
             cfg = replace(cfg, threshold=t, cluster_floor=round(0.75 * t, 2))
         self.config = cfg
         self.guard = guard or (_no_guard if cfg.learned else material_difference_analyzed)
