@@ -85,8 +85,10 @@ async def test_queue_H_opens_the_page_with_history_usage_and_related(tmp_path):
         assert "pointed at the old " + SHOWN in history
         assert "quality    " in _left(screen)
         related = screen.query_one("#related", OptionList)
-        assert [(r.relation, r.status) for r in screen.page.related] == [("conflict", "open")]
-        assert related.option_count == 1
+        # the likely conflict first, then the possible ones (suggestions), strongest first (issue 20)
+        rel = [(r.relation, r.status) for r in screen.page.related]
+        assert rel[0] == ("conflict", "open") and all(s == "possible" for _, s in rel[1:])
+        assert related.option_count == len(rel)
         shown = related.get_option_at_index(0).prompt.plain
         assert shown.startswith("conflict      memconf_") and "open  with mem_direct_validator_rules" in shown
 

@@ -21,7 +21,7 @@ from memtui.store.models import (CompactionProposal, DuplicateCluster, HarmEvent
                                  MemoryConflict, UsageEvent)
 
 #: statuses in which a cluster, conflict or proposal still waits for a decision on its screen
-OPEN_STATUSES = {"duplicates": ("open",), "conflicts": ("open",), "compaction": ("open",)}
+OPEN_STATUSES = {"duplicates": ("open", "possible"), "conflicts": ("open", "possible"), "compaction": ("open",)}
 
 
 @dataclass(frozen=True)
@@ -107,17 +107,25 @@ def memory_page(svc, memory_id: str) -> MemoryPage:
             return all(can_see(session, viewer, m) for m in (session.get(Memory, i) for i in ids) if m is not None)
 
         related: list[RelatedItem] = []
+        strength: dict[str, float] = {}  # a possible item's score in [0, 1], for the order
         for c in session.exec(select(DuplicateCluster).order_by(DuplicateCluster.cluster_id)):
             if memory_id in (c.members or []) and visible_ids(c.members):
+                score = f"score {c.best_score:.0f} " if c.status == "possible" else ""
+                strength[c.cluster_id] = c.best_score / 100
                 related.append(RelatedItem("duplicate cluster", c.cluster_id, c.status,
-                                           f"with {_others(c.members, memory_id)}", "duplicates"))
+                                           f"{score}with {_others(c.members, memory_id)}"
+                                           + (f": {c.explanation}" if c.status == "possible" else ""), "duplicates"))
         for c in session.exec(select(MemoryConflict).where(
                 (MemoryConflict.memory_a == memory_id) | (MemoryConflict.memory_b == memory_id))
                 .order_by(MemoryConflict.conflict_id)):
             other = c.memory_b if c.memory_a == memory_id else c.memory_a
             if visible_ids([other]):
-                related.append(RelatedItem("conflict", c.conflict_id, c.status, f"with {other}: {c.reason}",
+                score = f"P {c.score:.2f} " if c.status == "possible" and c.score is not None else ""
+                strength[c.conflict_id] = c.score or 0.0
+                related.append(RelatedItem("conflict", c.conflict_id, c.status, f"{score}with {other}: {c.reason}",
                                            "conflicts"))
+        # likely (open) first, then the possible ones, strongest first (issue 20: ranked related memories)
+        related.sort(key=lambda r: (r.status != "open", r.status != "possible", -strength.get(r.subject_id, 0.0)))
         for p in session.exec(select(CompactionProposal).order_by(CompactionProposal.proposal_id)):
             if (memory_id in (p.members or []) or p.new_memory_id == memory_id) and visible_ids(p.members):
                 role = "its new memory" if p.new_memory_id == memory_id else "member"

@@ -27,7 +27,7 @@ def pair_hash(a: str, b: str) -> str:
 #: Picked on the training split of tests/data/labelled_pairs.yaml (bench/README.md, issue 20).
 POSSIBLE_CONFLICT_P = 0.1
 #: a pair is a likely duplicate at P(duplicate) >= LIKELY_DUPLICATE_P, a possible one from POSSIBLE_DUPLICATE_P.
-LIKELY_DUPLICATE_P = 0.8
+LIKELY_DUPLICATE_P = 0.7
 POSSIBLE_DUPLICATE_P = 0.25
 #: P(conflict) from which an explicit contradiction about the same subject is the scorer's support enough.
 SUPPORTED_P = 0.6
