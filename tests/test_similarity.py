@@ -180,6 +180,16 @@ def test_make_train_scorer_reproduces_the_committed_model(tmp_path):
     from memtui.similarity.scorer import MODEL_PATH
     from memtui.similarity.train import train
 
+    import numpy as np
+
     out = tmp_path / "model.json"
     train(out)
-    assert json.loads(out.read_text()) == json.loads(MODEL_PATH.read_text())
+    got, want = json.loads(out.read_text()), json.loads(MODEL_PATH.read_text())
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        if key in ("coef", "intercept", "mean", "scale"):
+            # the solver's last digits vary with BLAS threading under load (seen: 1e-5); the thresholds
+            # picked from these coefficients must not
+            np.testing.assert_allclose(np.array(got[key]), np.array(value), atol=1e-3, err_msg=key)
+        else:
+            assert got[key] == value, key
