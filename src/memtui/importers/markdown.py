@@ -88,7 +88,8 @@ import yaml
 from memtui.domain.spans import span_hash, split_lines
 from memtui.importers.reader import ImportFileError
 from memtui.importers.records import (ImportContext, Item, Parsed, norm_text, read_text, record_error, tag,
-                                      type_for_label, type_for_text)
+                                      type_for_label)
+from memtui.importers.line_types import type_for_line
 from memtui.importers.refs import _CODE_SPAN as _RCODE
 from memtui.importers.refs import (_URL, RawRef, RefResolver, Where, _span_refs, code_line_refs, command_refs,
                                    find_refs, looks_like_path)
@@ -998,10 +999,8 @@ class _MarkdownImport:
                 fm_type = _MEMORY_TYPES.get(str(fm["type"]).casefold()) or type_for_label(str(fm["type"]))
             if fm.get("name"):
                 base_tags.append(tag("topic", fm["name"]))
-        file_type = fm_type or {
-            "cursor_rule": "repo_convention", "claude_rule": "repo_convention", "cline": "repo_convention",
-            "copilot": "repo_convention", "rules": "repo_convention",
-        }.get(kind) or (_BANK_TYPES.get(path.stem.casefold()) if kind == "memory_bank" else None)
+        if kind == "memory_bank":  # a memory bank's file says what its lines are (activeContext: the task at hand)
+            fm_type = fm_type or _BANK_TYPES.get(path.stem.casefold())
 
         follow: list[_Job] = []
         items: list[Item] = []
@@ -1052,15 +1051,10 @@ class _MarkdownImport:
             key = norm_text(statement)
             occurrences[key] = occurrences.get(key, 0) + 1
             anchor = f"{source}\x1f{key}" + (f"\x1f{occurrences[key]}" if occurrences[key] > 1 else "")
-            mtype = fm_type
-            if mtype is None:
-                # the nearest heading or label first; a level-1 heading is the document's title, not a section
-                sections = [h for h, lv in zip(block.headings, block.levels) if lv > 1] + list(block.labels)
-                for heading in reversed(sections):
-                    mtype = type_for_label(heading)
-                    if mtype:
-                        break
-            mtype = mtype or file_type or type_for_text(statement)
+            # a memory topic's own type first; else what the line says, the nearest heading breaking a tie
+            # (a level-1 heading is the document's title, not a section)
+            mtype = fm_type or type_for_line(statement, [h for h, lv in zip(block.headings, block.levels) if lv > 1],
+                                             list(block.labels))
             tags = list(base_tags)
             tags += [tag("section", _slug(h)) for h in block.headings if h]
             tags += [tag("label", _slug(lab)) for lab in block.labels]
