@@ -124,8 +124,8 @@ def memory_page(svc, memory_id: str) -> MemoryPage:
                 strength[c.conflict_id] = c.score or 0.0
                 related.append(RelatedItem("conflict", c.conflict_id, c.status, f"{score}with {other}: {c.reason}",
                                            "conflicts"))
-        # likely (open) first, then the possible ones, strongest first (issue 20: ranked related memories)
-        related.sort(key=lambda r: (r.status != "open", r.status != "possible", -strength.get(r.subject_id, 0.0)))
+        # the possible ones after everything else, strongest first (issue 20: ranked related memories)
+        related.sort(key=lambda r: (r.status == "possible", -strength.get(r.subject_id, 0.0) if r.status == "possible" else 0))
         for p in session.exec(select(CompactionProposal).order_by(CompactionProposal.proposal_id)):
             if (memory_id in (p.members or []) or p.new_memory_id == memory_id) and visible_ids(p.members):
                 role = "its new memory" if p.new_memory_id == memory_id else "member"
