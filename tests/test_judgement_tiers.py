@@ -255,3 +255,49 @@ def test_the_judge_decides_an_uncertain_pair_and_says_so(tmp_path, monkeypatch):
     likely = _likely(db)
     assert len(likely) == 1 and likely[0]["reason"].startswith("judge tiny: both name the formatter")
     assert json.loads(_cli("conflicts", "--json", "--possible", "--db", db)) == []
+
+
+# -- statements of imported lines -----------------------------------------------------------------
+
+def test_statements_lose_markdown_syntax_and_nested_bullets_keep_their_parent(tmp_path, monkeypatch):
+    repo = _checkout(tmp_path, {"CLAUDE.md": (
+        "# Notes\n\n"
+        "- **GPT-5 Family** (Reasoning models): `gpt-5` - *smallest* model, see [the guide](docs/models.md)\n"
+        "- **Neo4j**: graph backend\n"
+        "  - Requires version 5.26+\n"
+        "- **FalkorDB**: alternative backend\n"
+        "  - Requires version 5.26+\n"
+        "- Match files with **/*.ts globs\n")})
+    db = str(tmp_path / "m.db")
+    monkeypatch.chdir(repo)
+    _cli("import", "CLAUDE.md", "--repo", ".", "--db", db)
+    from memtui.store.engine import open_store
+
+    with Session(open_store(db)) as s:
+        rows = {m.statement: m for m in s.exec(select(Memory))}
+    assert set(rows) == {
+        "GPT-5 Family (Reasoning models): `gpt-5` - smallest model, see the guide (docs/models.md)",
+        "Neo4j: graph backend", "Neo4j: Requires version 5.26+",
+        "FalkorDB: alternative backend", "FalkorDB: Requires version 5.26+",
+        "Match files with **/*.ts globs"}
+    # a catalogue line is a fact, never a task that expires by the task policy
+    assert rows["GPT-5 Family (Reasoning models): `gpt-5` - smallest model, see the guide (docs/models.md)"].type \
+        == "code_fact"
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("Run the tests with `pytest -x`", "runbook"),
+    ("Never commit `.env` files", "repo_convention"),
+    ("Use snake_case for module names", "repo_convention"),
+    ("You are a senior Rust engineer.", "agent_persona"),
+    ("We chose SQLite instead of PostgreSQL because deployments are single-node", "architecture_decision"),
+    ("Docker Support: Containerized deployment with Neo4j", "code_fact"),
+    ("Claude 4.5 Family (Latest): `claude-haiku-4-5-latest` - Fast model", "code_fact"),
+    ("TODO: migrate auth to v2", "task"),
+    ("Keep fixtures minimal, one per model", "test_convention"),
+    ("Gotcha: the async driver drops the connection on concurrent writes", "evaluation_lesson"),
+])
+def test_line_types(line, expected):
+    from memtui.importers.line_types import type_for_line
+
+    assert type_for_line(line, ["Notes"], []) == expected

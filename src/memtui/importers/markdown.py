@@ -136,6 +136,7 @@ class Block:
     dirs: tuple[tuple[str, bool], ...] = ()
     refs: list[RawRef] | None = None
     lead: bool = False
+    parent: str | None = None  # the subject of the bullet it is nested under, when that is no lead-in
 
     @property
     def text(self) -> str:
@@ -292,8 +293,10 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
     def ctx(extra_indent: int | None = None) -> dict:
         dirs = tuple(h for _, _, h in headings if h) + tuple(
             d for b in bullets for d in ((b[2],) if b[1] and b[2] else ()) + ((b[3],) if len(b) > 3 and b[3] else ()))
+        near = bullets[-1] if bullets else None
+        parent = near[4] if near is not None and not near[1] and len(near) > 4 else None
         return {"headings": tuple(t for _, t, _ in headings), "labels": tuple(b[1] for b in bullets if b[1]),
-                "levels": tuple(lv for lv, _, _ in headings), "dirs": dirs}
+                "levels": tuple(lv for lv, _, _ in headings), "dirs": dirs, "parent": parent}
 
     def close() -> None:
         nonlocal cur
@@ -312,7 +315,8 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
 
     def block(kind: str, parts: list[str], start: int, end: int, indent: int = 0, refs=None) -> Block:
         c = ctx()
-        return Block(kind, parts, start, end, c["headings"], c["labels"], indent, c["levels"], c["dirs"], refs)
+        return Block(kind, parts, start, end, c["headings"], c["labels"], indent, c["levels"], c["dirs"], refs,
+                     parent=c["parent"] if kind == "bullet" else None)
 
     def heading_block(text: str, start: int, end: int, level: int) -> None:
         """Push the heading; it is a block of its own when it names a reference (its folder is context
@@ -426,7 +430,8 @@ def split_blocks(lines: list[str], first_line: int = 1, skipped: list[tuple[int,
             cur = block("bullet", [text], n, n, indent)
             # "- **hertzbeat-collector**: ..." gives its nested bullets a folder (when the checkout has it)
             lead_name = _LEAD_NAME.match(text)
-            bullets.append([indent, None, None, (lead_name.group(1) or lead_name.group(2), False) if lead_name else None])
+            bullets.append([indent, None, None, (lead_name.group(1) or lead_name.group(2), False) if lead_name else None,
+                            _parent_subject(text)])
             last_blank = False
             i += 1
             continue
@@ -895,22 +900,55 @@ def _module_path(rel: str) -> str | None:
     return "/".join(parts) or None
 
 
+_SUBJECT_SEP = re.compile(r"\s*(?::\s|:$|\s[-–—]\s)")
+
+
+def _parent_subject(text: str) -> str | None:
+    """What a bullet is about, for the bullets nested under it (issue 20: they keep their parent's
+    subject): its bold or code lead name, or the short label before ":" / " - "; None otherwise."""
+    m = _LEAD_NAME.match(text)
+    if m:
+        return m.group(1) or m.group(2)
+    sep = _SUBJECT_SEP.search(text)
+    if sep is None or sep.start() == 0:
+        return None
+    label = text[:sep.start()].strip()
+    return label if len(label.split()) <= 6 and not label.endswith((".", ",", ";")) else None
+
+
 def _slug(text: str) -> str:
     s = re.sub(r"[^a-z0-9]+", "-", re.sub(r"[*_`]", "", text).casefold()).strip("-")
     return s[:60] or "untitled"
 
 
-_BOLD = re.compile(r"(?<![\w*])\*\*(?=\S)(.+?)(?<=\S)\*\*(?!\*)|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_]|\.\w)")
+_BOLD = re.compile(r"(?<![\w*/])\*\*(?=[^\s/])(.+?)(?<=[^\s/])\*\*(?![*/])|(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_]|\.\w)")
+
+
+_ITALIC = re.compile(r"(?<![\w*\\])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])|(?<![\w_\\])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+
+
+def _plain(prose: str) -> str:
+    """Markdown emphasis and link syntax out of prose (issue 20): ``**x**`` / ``*x*`` / ``_x_`` -> x,
+    ``[text](target)`` -> ``text (target)`` (the target alone when it is the text), an image -> its alt
+    text, and a stray ``**`` left by emphasis that spans a label boundary."""
+    prose = _BOLD.sub(lambda b: b.group(1) or b.group(2), prose)
+    prose = _IMAGE.sub(lambda m: m.group(1), prose)
+    prose = _LINK.sub(lambda m: m.group(2) if m.group(1).strip() in ("", m.group(2)) else f"{m.group(1)} ({m.group(2)})",
+                      prose)
+    prose = _ITALIC.sub(lambda m: m.group(1) or m.group(2), prose)
+    return re.sub(r"(?<![/*])\*\*(?![/*])", "", prose)  # a glob's ** stays
 
 
 def _clean(text: str) -> str:
-    """``text`` without bold markers, whitespace collapsed; code spans are left exactly as written."""
+    """``text`` without emphasis markers or link syntax (:func:`_plain`), whitespace collapsed; code
+    spans are left exactly as written. The evidence span keeps the line as written."""
     out, pos = [], 0
     for m in _RCODE.finditer(text):
-        out.append(_BOLD.sub(lambda b: b.group(1) or b.group(2), text[pos:m.start()]))
+        out.append(_plain(text[pos:m.start()]))
         out.append(m.group(0))
         pos = m.end()
-    out.append(_BOLD.sub(lambda b: b.group(1) or b.group(2), text[pos:]))
+    out.append(_plain(text[pos:]))
     return re.sub(r"\s+", " ", "".join(out)).strip()
 
 
@@ -1048,6 +1086,8 @@ class _MarkdownImport:
                 continue
             if block.labels:  # the lead-in's subject: "Key directories: `src/api/` — HTTP handlers"
                 statement = ": ".join(_clean(lab) for lab in block.labels) + ": " + statement
+            if block.parent and block.parent.casefold() not in statement.casefold():
+                statement = f"{_clean(block.parent)}: {statement}"  # a nested bullet keeps its parent's subject
             key = norm_text(statement)
             occurrences[key] = occurrences.get(key, 0) + 1
             anchor = f"{source}\x1f{key}" + (f"\x1f{occurrences[key]}" if occurrences[key] > 1 else "")
