@@ -301,3 +301,26 @@ def test_line_types(line, expected):
     from memtui.importers.line_types import type_for_line
 
     assert type_for_line(line, ["Notes"], []) == expected
+
+
+def test_a_dismissed_pair_comes_back_once_a_statement_changes(tmp_path, monkeypatch):
+    repo = _checkout(tmp_path, {"CLAUDE.md": "# A\n\n- Format Python code with black\n",
+                                "AGENTS.md": "# B\n\n- Format Python code with ruff format\n"})
+    db = str(tmp_path / "m.db")
+    monkeypatch.chdir(repo)
+    _cli("import", "CLAUDE.md", "AGENTS.md", "--repo", ".", "--db", db)
+    _cli("maintain", "--only", "conflicts", "--db", db)
+    [c] = json.loads(_cli("conflicts", "--json", "--possible", "--db", db))
+    _cli("not-a-conflict", c["conflictId"], "--db", db)
+    _cli("maintain", "--only", "conflicts", "--db", db)
+    assert json.loads(_cli("conflicts", "--json", "--possible", "--db", db)) == []  # stays dismissed
+    from memtui.store.engine import open_store
+
+    engine = open_store(db)
+    with Session(engine) as s, s.begin():  # the statement is edited (as an accepted edit would)
+        m = s.get(Memory, c["memories"][0])
+        m.statement = m.statement.replace("Python code", "all Python code")
+        s.add(m)
+    _cli("maintain", "--only", "conflicts", "--db", db)
+    again = json.loads(_cli("conflicts", "--json", "--possible", "--db", db))
+    assert [x["conflictId"] for x in again] == [c["conflictId"]]

@@ -53,7 +53,13 @@ def detect_duplicates(engine: Engine, now: datetime, *, repository_id: str | Non
                 ev_count[mid] += 1
                 if status in STALE_STATUSES:
                     stale.add(mid)
-        not_dup = [(a, b) for a, b in session.exec(select(NotDuplicatePair.memory_a, NotDuplicatePair.memory_b))]
+        # a dismissal lasts until either statement changes (issue 20, item 4; no hash: a dismissal from before)
+        from memtui.similarity.tiers import pair_hash
+
+        said = {m.memory_id: m.statement for m in memories}
+        not_dup = [(a, b) for a, b, h in session.exec(select(NotDuplicatePair.memory_a, NotDuplicatePair.memory_b,
+                                                             NotDuplicatePair.pair_hash))
+                   if h is None or a not in said or b not in said or h == pair_hash(said[a], said[b])]
         items = [DedupeItem(m.memory_id, scope_key(m.tenant_id, m.repository_id, m.module_path), m.type,
                             m.statement, stale=m.memory_id in stale or m.state == "needs_review",
                             weight=ev_count[m.memory_id] + m.confidence) for m in memories]
