@@ -134,12 +134,15 @@ def load_labels(path: Path) -> dict:
         return {}
     doc = yaml.safe_load(path.read_text()) or {}
     out: dict = {}
-    for repo, kinds in (doc.get("repositories") or {}).items():
-        for kind in ("conflicts", "duplicates"):
-            for it in (kinds or {}).get(kind) or []:
-                key = tuple(sorted((m["file"], int(m["line"])) for m in it["members"]))
-                out.setdefault(repo, {}).setdefault(kind, {})[key] = {
-                    "label": bool(it["label"]), "why": it.get("why", "")}
+    # The first batch is `repositories`; later labelling rounds append `batches: [{repositories: …}]`.
+    # Append-only: an item labelled in an earlier batch keeps that label.
+    for batch in [doc] + list(doc.get("batches") or []):
+        for repo, kinds in (batch.get("repositories") or {}).items():
+            for kind in ("conflicts", "duplicates"):
+                for it in (kinds or {}).get(kind) or []:
+                    key = tuple(sorted((m["file"], int(m["line"])) for m in it["members"]))
+                    out.setdefault(repo, {}).setdefault(kind, {}).setdefault(key, {
+                        "label": bool(it["label"]), "why": it.get("why", "")})
     return out
 
 
