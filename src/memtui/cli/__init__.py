@@ -22,7 +22,31 @@ def _commands():
     )
     from memtui.cli.common import app
 
+    _resolve_annotations(app)
     return app
+
+
+def _resolve_annotations(typer_app) -> None:
+    """Evaluate the string annotations (``from __future__ import annotations``) of every command and
+    callback once, as typer would. typer evaluates them (``inspect.signature(eval_str=True)``,
+    ``get_type_hints``) for every command each time it builds the click group, at every start and every
+    ``CliRunner.invoke``: 20 of the 32 ms that takes. Given objects, it has nothing to evaluate; the
+    group it builds is the same (every command, option, default and help text)."""
+    import inspect
+
+    if getattr(typer_app, "_memtui_annotations_resolved", False):
+        return
+    callbacks = [typer_app.info.callback]
+    if typer_app.registered_callback is not None:
+        callbacks.append(typer_app.registered_callback.callback)
+    callbacks += [command.callback for command in typer_app.registered_commands]
+    for fn in callbacks:
+        annotations = getattr(fn, "__annotations__", None)
+        if annotations and any(isinstance(a, str) for a in annotations.values()):
+            fn.__annotations__ = inspect.get_annotations(fn, eval_str=True)  # what typer would evaluate
+    for group in typer_app.registered_groups:
+        _resolve_annotations(group.typer_instance)
+    typer_app._memtui_annotations_resolved = True
 
 
 def __getattr__(name: str):
