@@ -3,6 +3,10 @@
 The PostgreSQL store suite creates a database of its own per test session at 127.0.0.1:5432
 (user postgres, trust auth) and drops it afterwards. Outside CI an unreachable server skips
 those tests; with ``CI=true`` it fails them.
+
+The suite runs in pytest-xdist workers (``-n logical --dist loadgroup`` in pyproject.toml; ``-n 0``
+runs it in one process). Each worker is a session of its own: its own PostgreSQL database, temporary
+folders and session fixtures. The modules in :data:`ONE_WORKER_MODULES` run whole on one worker.
 """
 
 from __future__ import annotations
@@ -21,6 +25,20 @@ PG_ADMIN_URL = os.environ.get("MEMTUI_TEST_PG", "postgresql+psycopg://postgres@1
 FIXED_NOW = "2026-11-30T12:00:00Z"
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
+
+
+#: Modules whose module-scoped fixtures are expensive (a demo store served by `memtui serve` or
+#: `memtui mcp`, a 3000-memory store, the labelled pairs through maintenance): each runs on one worker
+#: (an xdist_group of its own), so the fixture is built once, not once per worker.
+ONE_WORKER_MODULES = frozenset({"test_api.py", "test_mcp.py", "test_crash_safety.py", "test_pair_quality.py",
+                                "test_sample_data.py", "test_health_model.py", "test_import_fuzz.py",
+                                "test_judge.py", "test_revalidate_git.py", "test_symbol_index.py"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in ONE_WORKER_MODULES:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
 
 
 @pytest.fixture(autouse=True)
@@ -42,12 +60,18 @@ def _no_user_keymap(monkeypatch, tmp_path):
 
 @pytest.fixture(scope="session")
 def pg_database_url():
-    """URL of a fresh PostgreSQL database for this test session (dropped at the end)."""
+    """URL of a fresh PostgreSQL database for this test session (dropped at the end). Each pytest-xdist
+    worker is a session of its own, so each has its own database.
+
+    The database commits without waiting for the disk (``synchronous_commit = off``): a crash of the
+    server could lose the last commits of this throw-away database, nothing else changes (transactions,
+    locks and isolation are the same), and the store tests stop waiting for an fsync at every commit."""
     name = f"memtui_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as conn:
             conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+            conn.execute(sa.text(f'ALTER DATABASE "{name}" SET synchronous_commit = off'))
     except sa.exc.OperationalError as exc:
         admin.dispose()
         if os.environ.get("CI") == "true":
@@ -60,22 +84,66 @@ def pg_database_url():
     admin.dispose()
 
 
-_TABLES = ("api_token", "audit_event", "secret_finding", "store_setting", "reviewer", "review_claim", "review_decision", "compaction_proposal", "memory_conflict", "not_duplicate_pair",
-           "duplicate_cluster", "memory_harm_events", "memory_usage_events", "memory_revalidation", "memory_maintenance_jobs",
-           "memory_state_history", "evidence", "memory", "repository", "reviewer", "audit_event",
-           "store_setting")
+def empty_pg_store(url: str) -> None:
+    """Bring the PostgreSQL store at ``url`` to head and delete every row of every table but Alembic's.
+
+    DELETE, not TRUNCATE: a TRUNCATE of the twenty tables makes new files for each table and index and
+    costs about 0.3 s a test, the DELETEs a millisecond. Foreign-key triggers are off for this one
+    transaction (``session_replication_role``, which needs a superuser, as ``postgres`` is), so the
+    order of the tables does not matter; every table is emptied, so nothing is left dangling. The
+    tables are read from the database, so a table a new migration adds is emptied too."""
+    engine = open_store(url)
+    try:
+        with engine.begin() as conn:
+            tables = conn.execute(sa.text(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+                "AND tablename <> 'alembic_version' ORDER BY tablename")).scalars().all()
+            if conn.execute(sa.text("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")).scalar():
+                conn.execute(sa.text("SET LOCAL session_replication_role = replica"))
+                for table in tables:
+                    conn.exec_driver_sql(f'DELETE FROM "{table}"')
+            else:
+                conn.exec_driver_sql("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " CASCADE")
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory) -> Path:
+    """A new SQLite store migrated to head once a session (by :func:`open_store`, the real migrations),
+    with its write-ahead log folded in. Tests get copies (:func:`new_sqlite_store`), never this file:
+    a copy is the same bytes as a store migrated in the test, without a migration run per test."""
+    import sqlite3
+
+    path = tmp_path_factory.mktemp("template") / "store.db"
+    open_store(str(path)).dispose()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
+    return path
+
+
+@pytest.fixture
+def new_sqlite_store(sqlite_template, tmp_path) -> Path:
+    """``tmp_path/store.db``: a new, migrated SQLite store of this test's own (a copy of the template)."""
+    import shutil
+
+    path = tmp_path / "store.db"
+    shutil.copyfile(sqlite_template, path)
+    return path
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_url(request, tmp_path):
-    """A store URL: a new SQLite file, or the session's PostgreSQL database emptied for this test."""
+    """A store URL: a new SQLite file (migrated), or the session's PostgreSQL database emptied for this test."""
     if request.param == "sqlite":
-        return str(tmp_path / "store.db")
+        return str(request.getfixturevalue("new_sqlite_store"))
     url = request.getfixturevalue("pg_database_url")
-    engine = open_store(url)
-    with engine.begin() as conn:
-        conn.execute(sa.text("TRUNCATE " + ", ".join(_TABLES) + " CASCADE"))
-    engine.dispose()
+    empty_pg_store(url)
     return url
 
 
@@ -88,9 +156,9 @@ def engine(store_url):
 
 
 @pytest.fixture
-def sqlite_engine(tmp_path):
+def sqlite_engine(new_sqlite_store):
     """An open, migrated SQLite store (for tests that are about something other than the database)."""
-    eng = open_store(str(tmp_path / "store.db"))
+    eng = open_store(str(new_sqlite_store))
     yield eng
     eng.dispose()
 

@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 from memtui.cli import app as memtui_app
 from memtui.store.engine import open_store
 
-from .conftest import FIXED_NOW, _TABLES
+from .conftest import FIXED_NOW, empty_pg_store
 
 REPO = "order-service"
 
@@ -75,13 +75,6 @@ class Server:
         self.log.close()
 
 
-def _empty_pg(url: str) -> None:
-    engine = open_store(url)
-    with engine.begin() as conn:
-        conn.execute(sa.text("TRUNCATE " + ", ".join(_TABLES) + " CASCADE"))
-    engine.dispose()
-
-
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def api(request, tmp_path_factory):
     """The demo store (after maintenance), governed, with tokens, served by a real process."""
@@ -90,7 +83,7 @@ def api(request, tmp_path_factory):
         url = str(tmp / "store.db")
     else:
         url = request.getfixturevalue("pg_database_url")
-        _empty_pg(url)
+        empty_pg_store(url)
     env = {"MEMTUI_NOW": FIXED_NOW, "MEMTUI_ACTOR": "lee"}
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():

@@ -10,7 +10,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 import sqlalchemy as sa
@@ -27,13 +26,14 @@ RUNS = 10
 ANN = Actor("human", "ann", "reviewer")
 BOB = Actor("human", "bob", "reviewer")
 
-# the real CLI entry point, started at a common instant so both processes reach the store together
+# the real CLI entry point, released at one instant so both processes reach the store together: each says
+# "ready" once its imports are done and waits for a line on stdin; the test writes it to both when both are ready
 RACER = """
-import sys, time
-start = float(sys.argv[1])
+import sys
 from memtui.cli import app, main  # the imports happen before the wait
-sys.argv = ["memtui"] + sys.argv[2:]
-time.sleep(max(0.0, start - time.time()))
+sys.argv = ["memtui"] + sys.argv[1:]
+print("ready", flush=True)
+sys.stdin.readline()
 main()
 """
 
@@ -59,11 +59,15 @@ def test_two_processes_deciding_with_the_same_version_one_wins(engine, store_url
     ids = _candidates(engine, tmp_path, RUNS)
     for mid in ids:
         version = ReviewService(engine).detail(mid).version
-        start = time.time() + 2.5
-        procs = [subprocess.Popen([sys.executable, "-c", RACER, str(start), "decide", mid, "needs-review",
+        procs = [subprocess.Popen([sys.executable, "-c", RACER, "decide", mid, "needs-review",
                                    "--expect-version", str(version), "--db", store_url, "--actor", who],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                  for who in ("ann", "bob")]
+        for p in procs:  # both have imported everything and wait
+            assert p.stdout.readline() == "ready\n", p.stderr.read()
+        for p in procs:  # release both at once
+            p.stdin.write("go\n")
+            p.stdin.close()
         results = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in procs]
         codes = sorted(rc for rc, _o, _e in results)
         assert codes == [0, 1], results
