@@ -7,6 +7,10 @@ from one queue never get the same item; claims expire.
 
 from __future__ import annotations
 
+import json
+import os
+import select
+import signal
 import subprocess
 import sys
 import threading
@@ -26,16 +30,71 @@ RUNS = 10
 ANN = Actor("human", "ann", "reviewer")
 BOB = Actor("human", "bob", "reviewer")
 
-# the real CLI entry point, released at one instant so both processes reach the store together: each says
-# "ready" once its imports are done and waits for a line on stdin; the test writes it to both when both are ready
-RACER = """
-import sys
-from memtui.cli import app, main  # the imports happen before the wait
-sys.argv = ["memtui"] + sys.argv[1:]
-print("ready", flush=True)
-sys.stdin.readline()
-main()
+# The racers: one process imports the command line once, then for each run forks one child per
+# argument list. Each child is a process of its own (its own engine, connections and transactions)
+# running the real entry point, memtui.cli.main, as the console script does; its output goes to files.
+# The children say they are ready and wait; once all are, they are released at one instant, so they
+# reach the store together. (Forking saves each racer the second of imports it would otherwise pay,
+# and a child leaves with os._exit once main() is done and its output flushed.)
+RACERS = r"""
+import atexit, json, os, sys
+from memtui.cli import app, main  # the imports happen once, before any fork (decide's own too)
+import memtui.review.service, memtui.store.engine, psycopg  # noqa: E401
+for line in sys.stdin:
+    job = json.loads(line)
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    pids = []
+    for i, argv in enumerate(job["argvs"]):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            for fd, name, flags in ((0, os.devnull, os.O_RDONLY),
+                                    (1, f"{job['dir']}/{i}.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                                    (2, f"{job['dir']}/{i}.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+                os.dup2(os.open(name, flags, 0o644), fd)
+            os.close(ready_r)
+            os.close(go_w)
+            os.write(ready_w, b"r")
+            os.read(go_r, 1)
+            sys.argv = ["memtui", *argv]
+            try:
+                main()
+                code = 0
+            except SystemExit as exc:  # as the interpreter turns it into an exit status
+                code = 0 if exc.code is None else exc.code
+                if not isinstance(code, int):
+                    print(code, file=sys.stderr)
+                    code = 1
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)  # without tearing down the interpreter the child shares with this one (half a second)
+        pids.append(pid)
+    os.close(ready_w)
+    os.close(go_r)
+    for _ in pids:  # every child is waiting
+        assert os.read(ready_r, 1) == b"r"
+    os.write(go_w, b"g" * len(pids))  # release them all at once
+    codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
+    os.close(ready_r)
+    os.close(go_w)
+    print(json.dumps(codes), flush=True)
 """
+
+
+def _race(racers: subprocess.Popen, run_dir, argvs: list[list[str]]) -> list[tuple[int, str, str]]:
+    """Run ``memtui ARGV`` for each of ``argvs`` at once; (exit code, stdout, stderr) of each."""
+    run_dir.mkdir()
+    racers.stdin.write(json.dumps({"argvs": argvs, "dir": str(run_dir)}) + "\n")
+    racers.stdin.flush()
+    ready, _, _ = select.select([racers.stdout], [], [], 60)
+    assert ready, "the racers did not finish in 60 s"
+    line = racers.stdout.readline()
+    assert line, (run_dir.parent / "racers.err").read_text()
+    return [(rc, (run_dir / f"{i}.out").read_text(), (run_dir / f"{i}.err").read_text())
+            for i, rc in enumerate(json.loads(line))]
 
 
 def _candidates(engine, tmp_path, n: int) -> list[str]:
@@ -57,25 +116,29 @@ def _events(engine, memory_id: str) -> int:
 
 def test_two_processes_deciding_with_the_same_version_one_wins(engine, store_url, tmp_path):
     ids = _candidates(engine, tmp_path, RUNS)
-    for mid in ids:
-        version = ReviewService(engine).detail(mid).version
-        procs = [subprocess.Popen([sys.executable, "-c", RACER, "decide", mid, "needs-review",
-                                   "--expect-version", str(version), "--db", store_url, "--actor", who],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for who in ("ann", "bob")]
-        for p in procs:  # both have imported everything and wait
-            assert p.stdout.readline() == "ready\n", p.stderr.read()
-        for p in procs:  # release both at once
-            p.stdin.write("go\n")
-            p.stdin.close()
-        results = [(p.wait(timeout=60), p.stdout.read(), p.stderr.read()) for p in procs]
-        codes = sorted(rc for rc, _o, _e in results)
-        assert codes == [0, 1], results
-        loser = next(err for rc, _o, err in results if rc == 1)
-        assert f"{mid} changed by human:" in loser and ": look again" in loser, loser
-        assert "locked" not in loser and "Traceback" not in loser
-        assert _events(engine, mid) == 2  # the import and exactly one decision
-        assert ReviewService(engine).detail(mid).state == "needs_review"
+    racers_err = tmp_path / "racers.err"
+    racers = subprocess.Popen([sys.executable, "-c", RACERS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=racers_err.open("w"), text=True, start_new_session=True)
+    try:
+        for n, mid in enumerate(ids):
+            version = ReviewService(engine).detail(mid).version
+            results = _race(racers, tmp_path / f"run{n}", [
+                ["decide", mid, "needs-review", "--expect-version", str(version), "--db", store_url, "--actor", who]
+                for who in ("ann", "bob")])
+            codes = sorted(rc for rc, _o, _e in results)
+            assert codes == [0, 1], results
+            loser = next(err for rc, _o, err in results if rc == 1)
+            assert f"{mid} changed by human:" in loser and ": look again" in loser, loser
+            assert "locked" not in loser and "Traceback" not in loser
+            assert _events(engine, mid) == 2  # the import and exactly one decision
+            assert ReviewService(engine).detail(mid).state == "needs_review"
+    finally:
+        racers.stdin.close()
+        try:
+            racers.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(racers.pid, signal.SIGKILL)
+            racers.wait()
     assert check_store(engine).findings == ()
 
 
