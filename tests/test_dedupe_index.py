@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from memtui.domain.statements import fingerprint, normalize
+from memtui.similarity.statements import fingerprint, normalize
 from memtui.maintenance.dedupe_index import (
     DEFAULT_CLUSTER_FLOOR,
     DEFAULT_THRESHOLD,

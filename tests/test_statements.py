@@ -1,11 +1,11 @@
 """Unit tests of the statement logic behind dedupe and conflict detection (issue 4):
-memtui.domain.statements. Expectations are computed by hand."""
+memtui.similarity.statements. Expectations are computed by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from memtui.domain.statements import (
+from memtui.similarity.statements import (
     CONFLICT_THRESHOLD,
     DUPLICATE_THRESHOLD,
     RELATED_THRESHOLD,
@@ -356,7 +356,7 @@ def test_empty_and_odd_input_do_not_crash():
 
 def test_terminal_escapes_are_not_read_as_words():
     # seen in a user's trial: an escape sequence around a name gave "RuleRegistry vs 0m, 31mRuleStore"
-    from memtui.domain.statements import conflict_reason, identifiers
+    from memtui.similarity.statements import conflict_reason, identifiers
 
     red = "Validation rules are registered through \x1b[31mRuleStore\x1b[0m."
     assert identifiers(red) == {"RuleStore"}
@@ -365,7 +365,7 @@ def test_terminal_escapes_are_not_read_as_words():
 
 
 def test_numbers_of_different_kinds_are_not_one_quantity():
-    from memtui.domain.statements import conflict_reason, quantities_differ, quantity_text
+    from memtui.similarity.statements import conflict_reason, quantities_differ, quantity_text
 
     assert conflict_reason("OrderService keeps 3 worker threads.", "OrderService keeps results for 5 days.") is None
     assert quantities_differ(["3x"], ["5x"]) and not quantities_differ(["3"], ["432000s"])
@@ -374,7 +374,7 @@ def test_numbers_of_different_kinds_are_not_one_quantity():
 
 
 def test_requirements_and_cancelled_negations_are_no_negation():
-    from memtui.domain.statements import polar_negations
+    from memtui.similarity.statements import polar_negations
 
     assert polar_negations("A release cannot ship until the QA lead has approved it.") == 0
     assert polar_negations("No merge unless CI is green.") == 0

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memtui.domain.statements import identifiers
+from memtui.similarity.statements import identifiers
 
 #: Types that are never compacted (decisions keep their own record).
 NEVER_COMPACTED = frozenset({"architecture_decision", "evaluation_lesson", "task", "session"})
@@ -59,7 +59,7 @@ class Proposal:
 
 
 def identifiers_of(statement: str) -> frozenset[str]:
-    """The code identifiers a statement names (:func:`memtui.domain.statements.identifiers`: ``RuleRegistry``,
+    """The code identifiers a statement names (:func:`memtui.similarity.statements.identifiers`: ``RuleRegistry``,
     ``OrderValidator.validate``, ``order_id``, backticked terms), a dotted name also counted by its class part."""
     out = set()
     for m in identifiers(statement):

@@ -19,7 +19,7 @@ import numpy as np
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from memtui.domain.statements import conflict_reason_analyzed, identifiers
+from memtui.similarity.statements import conflict_reason_analyzed, identifiers
 from memtui.similarity.candidates import knn_pairs
 from memtui.similarity.embed import embed
 from memtui.similarity.features import prime, profile

@@ -5,5 +5,5 @@ labelled pairs it is trained and measured on (:mod:`.pairs`).
 
 Used by the dedupe, conflict and compaction jobs, recall and MCP proposals. Pure: no I/O except
 reading the committed model file and the embedding weights shipped in the ``wordllama`` wheel.
-This package module imports nothing, so :mod:`memtui.domain.statements` may import :mod:`.text`.
+This package module imports nothing, so :mod:`memtui.similarity.statements` may import :mod:`.text`.
 """

@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from memtui.domain.statements import (
+from memtui.similarity.statements import (
     POLAR_WORDS, Analyzed, analyze, clause_negations, identifiers, numbers, numerals, polarity_clauses,
     quantities_differ,
 )

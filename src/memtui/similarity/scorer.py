@@ -66,7 +66,7 @@ def probabilities(X: np.ndarray, m: Model | None = None) -> np.ndarray:
 
 def uncertain_duplicates(P: np.ndarray, m: Model | None = None) -> np.ndarray:
     """Rows whose P(duplicate) lies in ``[duplicate_threshold, duplicate_guard_below)``: a duplicate there
-    only when the lexical guard (:func:`memtui.domain.statements.material_difference_analyzed`) finds no
+    only when the lexical guard (:func:`memtui.similarity.statements.material_difference_analyzed`) finds no
     material difference either (design: never merge subtly different statements)."""
     m = m or model()
     return (P[:, 0] >= m.duplicate_threshold) & (P[:, 0] < m.duplicate_guard_below)
@@ -74,7 +74,7 @@ def uncertain_duplicates(P: np.ndarray, m: Model | None = None) -> np.ndarray:
 
 def guard_refuses(pa: Sequence[Profile], pb: Sequence[Profile], rows: np.ndarray) -> np.ndarray:
     """Bool per row of ``rows``: the lexical guard names a material difference between the profiles."""
-    from memtui.domain.statements import material_difference_analyzed
+    from memtui.similarity.statements import material_difference_analyzed
 
     return np.array([material_difference_analyzed(pa[i].analyzed(), pb[i].analyzed()) is not None
                      for i in rows.tolist()], bool)
@@ -187,9 +187,9 @@ def conflict_verdicts(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Seq
     A conflict when the learned scorer says so (severity the rule's when one fires too, else ``high``
     from P(conflict) 0.9), or, for a pair
     ``anchored`` by a shared identifier or evidence path, when the lexical rules
-    (:func:`memtui.domain.statements.conflict_reason_analyzed`) find one; the reason names the
+    (:func:`memtui.similarity.statements.conflict_reason_analyzed`) find one; the reason names the
     strongest features or the rule."""
-    from memtui.domain.statements import conflict_reason_analyzed
+    from memtui.similarity.statements import conflict_reason_analyzed
 
     out: list[tuple[str, str] | None] = []
     for a, b, v, anchor in zip(pa, pb, judge_profiles(pa, pb, cosines), anchored):

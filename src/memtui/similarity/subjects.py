@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memtui.domain.statements import identifiers
+from memtui.similarity.statements import identifiers
 from memtui.text import without_escapes
 from memtui.similarity.text import stem
 

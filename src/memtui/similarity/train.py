@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memtui.domain.statements import material_difference
+from memtui.similarity.statements import material_difference
 from memtui.similarity import pairs as labelled
 from memtui.similarity.embed import embed
 from memtui.similarity.features import CONTRADICTION_INDEX, FEATURES, VETO_INDEX, pair_feature_matrix, prime, profile

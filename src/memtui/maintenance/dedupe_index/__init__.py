@@ -10,18 +10,18 @@ clustering does -- (1) exact normalised text, (2) a fingerprint key (case, punct
 ``sparse_dot_topn``), verified and scored with rapidfuzz. Clusters without chaining unrelated members;
 a proposed canonical member and the scores that explain it; never across scopes or types, never with a
 stale member, never between statements that differ in a way that matters (a different identifier, a
-negation, a number: :func:`memtui.domain.statements.material_difference_analyzed`); pairs a reviewer
+negation, a number: :func:`memtui.similarity.statements.material_difference_analyzed`); pairs a reviewer
 marked "not duplicates" never again; new memories checked incrementally, without a full rebuild.
 
 How it works
 ------------
 * **Blocks.** Every comparison happens inside one block, ``(scope_key, type)``. Stale items are kept
   (so ``remove`` and updates work) but never compared.
-* **Units (stage 1, exact).** Items of one block with the same :func:`~memtui.domain.statements.normalize`
+* **Units (stage 1, exact).** Items of one block with the same :func:`~memtui.similarity.statements.normalize`
   text form one *unit*; a unit with two or more items is an ``exact`` cluster. Everything below works on
   units, so a statement copied 500 times costs one row, not 125,000 pairs.
 * **Fingerprint (stage 2).** Units of one block with the same
-  :func:`~memtui.domain.statements.fingerprint` are candidate pairs (the same words in another order,
+  :func:`~memtui.similarity.statements.fingerprint` are candidate pairs (the same words in another order,
   case or punctuation).
 * **TF-IDF candidates (stage 3).** Each unit's *match key* (:func:`match_key`) becomes an L2-normalised
   TF-IDF vector of character n-grams inside word boundaries (``char_wb``, 3-4 characters;
@@ -39,7 +39,7 @@ How it works
   an omitted qualifier. A pair is *verified* when the score is ``>= threshold`` (default 82) or the
   fingerprints are equal, no member pair of the two units is in ``not_duplicates``, and the guard
   (``material_difference_analyzed``) gives no reason. The guard runs only on pairs that passed the score
-  (it needs :func:`~memtui.domain.statements.analyze`, the costly step), in ``processes`` worker
+  (it needs :func:`~memtui.similarity.statements.analyze`, the costly step), in ``processes`` worker
   processes when there are many.
 * **Clusters without chaining.** Inside each connected component of verified pairs, greedy
   complete-linkage: verified pairs are taken best score first and two groups merge only if (a) every
@@ -57,7 +57,7 @@ alone needed 72 to keep the RuleRegistry paraphrases together and then merged "X
 during nightly runs" with "X logs retry attempts during nightly runs" (pair precision 0.63 on the
 benchmark's generated statements, against 0.95 for the mean at 82); ``token_set_ratio`` alone scores a
 statement contained in a longer one as 100 (it is the score of
-:func:`memtui.domain.statements.judge_pair`).
+:func:`memtui.similarity.statements.judge_pair`).
 The key is computed from the normalised text (so exact duplicates share it) and is cheap (~5 us); the
 statements module's own ``Analyzed.key`` needs ``analyze`` (~250-350 us a statement), which for 100,000
 statements alone would take most of the 30 s target.

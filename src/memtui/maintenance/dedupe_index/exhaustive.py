@@ -9,7 +9,7 @@ from typing import Iterable
 
 import numpy as np
 
-from memtui.domain.statements import material_difference_analyzed, normalize
+from memtui.similarity.statements import material_difference_analyzed, normalize
 from memtui.maintenance.dedupe_index.index import DedupeIndex, _rep_rank, _unique_items
 from memtui.maintenance.dedupe_index.model import _DEFAULT_CONFIG, DedupeConfig, DedupeItem, Guard, pair_key
 from memtui.maintenance.dedupe_index.scoring import _block_hits, guard_pairs

@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from memtui.domain.statements import Analyzed, analyze, material_difference_analyzed, normalize
+from memtui.similarity.statements import Analyzed, analyze, material_difference_analyzed, normalize
 from memtui.maintenance.dedupe_index.candidates import BlockedNeighbours, CharNgramTfidf, _unique_inverse
 from memtui.maintenance.dedupe_index.model import (DEFAULT_THRESHOLD, Cluster, DedupeConfig, DedupeItem, Guard,
                                                   _no_guard, pair_key)
@@ -116,7 +116,7 @@ class DedupeIndex:
     the last ``build`` (or ``add``).
 
     ``guard(x, y) -> str | None`` gives the reason two analysed statements must not be merged
-    (default :func:`memtui.domain.statements.material_difference_analyzed`).
+    (default :func:`memtui.similarity.statements.material_difference_analyzed`).
     """
 
     def __init__(self, config: DedupeConfig | None = None, not_duplicates: Iterable[Iterable[str]] = (),

@@ -7,7 +7,7 @@ from typing import Callable
 
 from rapidfuzz import fuzz
 
-from memtui.domain.statements import Analyzed
+from memtui.similarity.statements import Analyzed
 
 DEFAULT_THRESHOLD = 82.0
 """Score (:func:`score_keys`, 0-100) from which a candidate pair is a duplicate."""

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from rapidfuzz import process
 
-from memtui.domain.statements import Analyzed, analyze, material_difference_analyzed
+from memtui.similarity.statements import Analyzed, analyze, material_difference_analyzed
 from memtui.maintenance.dedupe_index.candidates import _unique_inverse
 from memtui.maintenance.dedupe_index.model import _DEFAULT_CONFIG, DedupeConfig, Guard
 

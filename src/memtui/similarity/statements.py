@@ -1,4 +1,6 @@
-"""Statement logic behind near-duplicate and conflict detection (issue 4). Pure: no I/O, no database.
+"""Text analysis of statements, in one home (issue 20, item 7: moved from the domain, which keeps only
+rules about memory): normalising, identifiers, numbers, negation, and the lexical rules behind
+near-duplicate and conflict detection (issue 4). Pure: no I/O, no database.
 
 Source rule (issue 4, "Detection"):
 
