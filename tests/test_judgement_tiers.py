@@ -59,6 +59,20 @@ def _checkout(tmp_path, files: dict[str, str]):
     return repo
 
 
+def _two_imports(tmp_path, monkeypatch, claude: str, agents: str) -> str:
+    """A store with CLAUDE.md imported at one commit and AGENTS.md, written later, at the next: lines of
+    different times, not siblings."""
+    repo = _checkout(tmp_path, {"CLAUDE.md": claude})
+    db = str(tmp_path / "m.db")
+    monkeypatch.chdir(repo)
+    _cli("import", "CLAUDE.md", "--repo", ".", "--db", db)
+    (repo / "AGENTS.md").write_text(agents, encoding="utf-8")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "later")
+    _cli("import", "AGENTS.md", "--repo", ".", "--db", db)
+    return db
+
+
 def _likely(db: str) -> list[dict]:
     return json.loads(_cli("conflicts", "--json", "--db", db))
 
@@ -236,13 +250,10 @@ class _Judge(BaseHTTPRequestHandler):
 
 
 def test_the_judge_decides_an_uncertain_pair_and_says_so(tmp_path, monkeypatch):
-    repo = _checkout(tmp_path, {"CLAUDE.md": "# A\n\n- Format Python code with black\n",
-                                "AGENTS.md": "# B\n\n- Format Python code with ruff format\n"})
+    db = _two_imports(tmp_path, monkeypatch, "# A\n\n- Format Python code with black\n",
+                      "# B\n\n- Format Python code with ruff format\n")
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Judge)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    db = str(tmp_path / "m.db")
-    monkeypatch.chdir(repo)
-    _cli("import", "CLAUDE.md", "AGENTS.md", "--repo", ".", "--db", db)
     _cli("maintain", "--only", "conflicts", "--db", db)
     try:
         assert _likely(db) == []
@@ -304,11 +315,8 @@ def test_line_types(line, expected):
 
 
 def test_a_dismissed_pair_comes_back_once_a_statement_changes(tmp_path, monkeypatch):
-    repo = _checkout(tmp_path, {"CLAUDE.md": "# A\n\n- Format Python code with black\n",
-                                "AGENTS.md": "# B\n\n- Format Python code with ruff format\n"})
-    db = str(tmp_path / "m.db")
-    monkeypatch.chdir(repo)
-    _cli("import", "CLAUDE.md", "AGENTS.md", "--repo", ".", "--db", db)
+    db = _two_imports(tmp_path, monkeypatch, "# A\n\n- Format Python code with black\n",
+                      "# B\n\n- Format Python code with ruff format\n")
     _cli("maintain", "--only", "conflicts", "--db", db)
     [c] = json.loads(_cli("conflicts", "--json", "--possible", "--db", db))
     _cli("not-a-conflict", c["conflictId"], "--db", db)
@@ -324,3 +332,17 @@ def test_a_dismissed_pair_comes_back_once_a_statement_changes(tmp_path, monkeypa
     _cli("maintain", "--only", "conflicts", "--db", db)
     again = json.loads(_cli("conflicts", "--json", "--possible", "--db", db))
     assert [x["conflictId"] for x in again] == [c["conflictId"]]
+
+
+def test_memory_files_of_one_commit_are_siblings_yet_an_explicit_never_still_conflicts(tmp_path, monkeypatch):
+    repo = _checkout(tmp_path, {"CLAUDE.md": CATALOGUE + "- Format Python code with black\n",
+                                "AGENTS.md": "# Agents\n\n- Run the tests with `pytest -x`\n"
+                                             "- Format Python code with ruff format\n"})
+    db = str(tmp_path / "m.db")
+    monkeypatch.chdir(repo)
+    _cli("import", "CLAUDE.md", "AGENTS.md", "--repo", ".", "--db", db)
+    _cli("maintain", "--db", db)
+    likely = _likely(db)
+    assert len(likely) == 1 and "written together" in likely[0]["reason"]
+    # black / ruff between lines written together is not even a suggestion
+    assert all("black" not in c["reason"] for c in json.loads(_cli("conflicts", "--json", "--possible", "--db", db)))

@@ -33,8 +33,10 @@ POSSIBLE_DUPLICATE_P = 0.25
 SUPPORTED_P = 0.6
 #: at most this many possible partners of each kind are kept per memory (the strongest first).
 POSSIBLE_PER_MEMORY = 3
-#: contradictions explicit enough to open a conflict between lines written together in one file.
-EXPLICIT = ("negation_asymmetry", "antonym")
+#: the contradiction explicit enough to open a conflict between lines written together (one side says
+#: "never" / "do not" about what the other prescribes; an antonym such as always/never is not enough:
+#: "Always use X, never Y" and "Use X; NEVER use Y" say the same)
+EXPLICIT = ("negation_asymmetry",)
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ def conflict_tier(v: "Verdict", rule: tuple[str, str] | None, relation: str, sib
 
     ``v``: the scorer's verdict; ``rule``: the lexical rules' ``(severity, reason)`` or None (it never
     opens a conflict by itself: one decision path); ``relation``: :func:`memtui.similarity.subjects.relation`;
-    ``siblings``: both lines come from one memory file at one commit; ``judged``: the pluggable judge's
+    ``siblings``: both lines come from the memory files of one checkout at one commit; ``judged``: the pluggable judge's
     ``(verdict, reason)`` for a pair in the uncertain band, which then decides; ``shared_names``: both
     name one identifier (a code span, a dotted or CamelCase name).
 
@@ -70,7 +72,7 @@ def conflict_tier(v: "Verdict", rule: tuple[str, str] | None, relation: str, sib
     if relation == "different":
         why += "; the two describe different subjects"
     elif siblings:
-        why += "; written together in one file"
+        why += "; written together (memory files of one commit)"
     severity = (rule[0] if rule else "high" if v.p_conflict >= 0.9 else "medium")
     # the scorer supports it: its conflict verdict, or conflict as its most probable class with an
     # explicit contradiction about one subject ("Never use `pytest -x`" / "Run the tests with `pytest -x`")
