@@ -92,7 +92,9 @@ def test_parallel_lines_of_one_file_open_no_likely_conflict_and_a_contradiction_
     _cli("maintain", "--db", db)
     likely = _likely(db)
     assert len(likely) == 1
-    with Session(__import__("memtui.store.engine", fromlist=["open_store"]).open_store(db)) as s:
+    from memtui.store.engine import open_store
+
+    with Session(open_store(db)) as s:
         statements = sorted(s.get(Memory, m).statement for m in likely[0]["memories"])
         held_out = sorted(m.statement for m in s.exec(select(Memory).where(Memory.conflict_state == "open")))
     assert statements == ["Never use `pytest -x`", "Run the tests with `pytest -x`"]

@@ -4,8 +4,10 @@ record, and both memories excluded from default recall while it is open.
 Candidate pairs come from an inverted index on the code identifiers a statement names and the
 evidence paths it rests on, and from embedding nearest neighbours (at most ``SEMANTIC_TOP_N`` a
 memory, issue 10 item 4), within one (tenant, repository) and overlapping module paths; each pair is
-judged by :func:`memtui.similarity.scorer.conflict_verdicts`. A pair that has a
-conflict record already (open, resolved, or judged not a conflict) is never reopened.
+judged by the learned scorer (:func:`memtui.similarity.scorer.judge_profiles`) and put in a tier by
+:func:`memtui.similarity.tiers.conflict_tier` (issue 20): only a *likely* conflict is opened; a *possible*
+one is a suggestion. A pair with an open or resolved record is never judged again; a suggestion or a
+dismissal is judged again once either statement changes (and a suggestion whenever a judge is asked).
 """
 
 from __future__ import annotations
@@ -219,13 +221,14 @@ def _record(session: Session, row: MemoryConflict | None, ma: Memory, mb: Memory
     cid = conflict_id_for(a, b)
     change = {"conflictId": cid, "memories": [a, b], "severity": t.severity, "reason": t.reason,
               "tier": "likely" if status == "open" else status, "score": round(score, 4)}
-    if dry_run:
-        return change
+    h = pair_hash(ma.statement, mb.statement)
+    if dry_run or (row is not None and (row.status, row.reason, row.pair_hash) == (status, t.reason, h)):
+        return change  # the same verdict again (a suggestion a judge re-read): nothing to write
     row = row or MemoryConflict(conflict_id=cid, tenant_id=ma.tenant_id, repository_id=ma.repository_id,
                                 memory_a=a, memory_b=b, created_at=now, severity=t.severity, reason=t.reason)
     row.severity, row.reason, row.status, row.job_id = t.severity, t.reason, status, result.job_id
     row.module_path = _shared_module(ma.module_path, mb.module_path)
-    row.score, row.pair_hash = round(score, 4), pair_hash(ma.statement, mb.statement)
+    row.score, row.pair_hash = round(score, 4), h
     row.resolution = row.resolved_by = row.resolved_at = None
     session.add(row)
     result.updated += 1

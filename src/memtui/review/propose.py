@@ -112,9 +112,9 @@ def similar_memories(session: Session, statement: str, scope: Scope, *, viewer: 
     statements closest by the larger of the lexical dedupe score
     (:func:`memtui.maintenance.dedupe_index.pair_scores`) and 100 x the embedding cosine
     (:func:`memtui.similarity.embed.embed`); each is then judged by the learned scorer the dedupe and
-    conflict jobs use (:func:`memtui.similarity.scorer.judge_profiles` and
-    :func:`~memtui.similarity.scorer.conflict_verdicts`, the lexical conflict rules for a pair that
-    shares an identifier); the score is 100 x P(duplicate) or P(conflict).
+    conflict jobs use (:func:`memtui.similarity.scorer.judge_profiles`), and a conflict is named only when
+    it would be a likely one (:func:`memtui.similarity.tiers.conflict_tier`, the conflict job's rule; the
+    lexical rules only for a pair that shares an identifier); the score is 100 x P(duplicate) or P(conflict).
     """
     import numpy as np
 
@@ -122,7 +122,10 @@ def similar_memories(session: Session, statement: str, scope: Scope, *, viewer: 
     from memtui.maintenance.dedupe_index import pair_scores
     from memtui.similarity.embed import embed
     from memtui.similarity.features import profile
-    from memtui.similarity.scorer import conflict_verdicts, judge_profiles
+    from memtui.similarity.scorer import judge_profiles
+    from memtui.similarity.statements import conflict_reason_analyzed
+    from memtui.similarity.subjects import relation
+    from memtui.similarity.tiers import conflict_tier
     from memtui.similarity.text import match_key
 
     if scope.tenant is None:
@@ -144,12 +147,12 @@ def similar_memories(session: Session, statement: str, scope: Scope, *, viewer: 
     others = [profile(rows[i][1]) for i in shortlist]
     cosines = [float(cos[i]) for i in shortlist]
     verdicts = judge_profiles([mine] * len(others), others, cosines)
-    conflicts = conflict_verdicts([mine] * len(others), others, cosines,
-                                  [bool(mine.ids & o.ids) for o in others])
     found: list[SimilarMemory] = []
-    for i, v, c in zip(shortlist, verdicts, conflicts):
-        mid, _text, _module, state = rows[i]
-        if c is not None:
+    for i, o, v in zip(shortlist, others, verdicts):
+        mid, text, _module, state = rows[i]
+        shared = bool(mine.ids & o.ids)
+        rule = conflict_reason_analyzed(mine.analyzed(), o.analyzed()) if shared else None
+        if conflict_tier(v, rule, relation(statement, text), False, shared_names=shared).tier == "likely":
             found.append(SimilarMemory(mid, "conflict", round(100.0 * v.p_conflict, 1), state))
         elif v.kind == "duplicate":
             found.append(SimilarMemory(mid, "duplicate", round(100.0 * v.p_duplicate, 1), state))

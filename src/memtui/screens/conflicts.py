@@ -156,16 +156,8 @@ class ConflictsScreen(ProposalScreen):
     def action_promote(self) -> None:
         """``p``: the highlighted possible conflict becomes likely (both memories held out of default recall)."""
         c = self.current()
-        if c is None or c.status != "possible":
-            self.notify("Only a possible conflict can be promoted.", severity="warning")
-            return
-
-        def apply() -> tuple[str, str]:
-            r = self.app.services.resolve.promote_conflict(c.conflict_id, self.app.actor)
-            return r.decision_id, f"{c.conflict_id} is a likely conflict now: both are held out of default recall."
-
-        self.decide(f"Promote {c.conflict_id}?", f"{c.a.memory_id} and {c.b.memory_id} are held out of default "
-                    "recall and wait for a resolution", apply)
+        self.promote_current("conflict", "" if c is None else f"{c.a.memory_id} and {c.b.memory_id} are held out "
+                             "of default recall and wait for a resolution", self.app.services.resolve.promote_conflict)
 
     def action_narrow(self) -> None:
         """Both stay valid in narrower scopes: ask for A's module path, then B's."""

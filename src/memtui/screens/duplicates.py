@@ -191,14 +191,7 @@ class DuplicatesScreen(ProposalScreen):
                     "other again", apply)
 
     def action_promote(self) -> None:
-        """Promote the highlighted possible duplicate pair to a likely cluster (it can then be merged)."""
+        """``p``: the highlighted possible duplicate pair becomes a likely cluster (``m`` then merges it)."""
         c = self.current()
-        if c is None or c.status != "possible":
-            self.notify("Only a possible duplicate pair can be promoted.", severity="warning")
-            return
-
-        def apply() -> tuple[str, str]:
-            r = self.app.services.resolve.promote_duplicate(c.cluster_id, self.app.actor)
-            return r.decision_id, f"{c.cluster_id} is a likely duplicate cluster now; m merges it."
-
-        self.run_decision(apply)
+        self.promote_current("duplicate cluster", "" if c is None else f"{', '.join(m.memory_id for m in c.members)} "
+                             "can then be merged (m)", self.app.services.resolve.promote_duplicate)

@@ -61,7 +61,8 @@ class ProposalScreen(BaseScreen):
         self.anchor: str | None = None
         self.marked: set[str] = set()
         self.filter_text: str = ""
-        self._all: list = []
+        self._all: list = []  # every loaded item; ``items`` is what the filter shows
+        self._painted: set[str] = set()  # the rows drawn as selected
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -166,16 +167,15 @@ class ProposalScreen(BaseScreen):
         """Redraw the rows whose selected state changed (a marker and bold)."""
         table = self.query_one("#list", ListTable)
         chosen = {self.item_key(i) for i in self.selected()} if (self.anchor is not None or self.marked) else set()
-        painted = getattr(self, "_painted", set())
         for item in self.items:
             key = self.item_key(item)
-            if (key in chosen) != (key in painted):
+            if (key in chosen) != (key in self._painted):
                 for col, cell in zip(self.COLUMNS, self._cells(item, key in chosen)):
                     table.update_cell(key, col.key, cell)
         self._painted = chosen
 
     def _subtitle(self) -> None:
-        n = len(self._painted) if getattr(self, "_painted", None) else 0
+        n = len(self._painted)
         parts = [self.SUB_TITLE, self.counts()]
         if self.filter_text:
             parts.append(f"filter “{self.filter_text}” {len(self.items)} of {len(self._all)}")
@@ -258,6 +258,20 @@ class ProposalScreen(BaseScreen):
     def decide(self, title: str, effect: str, apply: Apply) -> None:
         """State ``effect``, ask (default No), then run ``apply`` in a worker; every decision here is undoable."""
         self.confirm(title, effect.rstrip(".") + ".\nUndo (u) restores what changes.", lambda: self.run_decision(apply))
+
+    def promote_current(self, what: str, effect: str, promote: Callable) -> None:
+        """``p``: the highlighted *possible* item becomes likely after a confirmation stating ``effect``;
+        ``promote(key, actor)`` is the service call (it returns the decision)."""
+        item = self.current()
+        if item is None or item.status != "possible":
+            self.notify(f"Only a possible {what} can be promoted.", severity="warning")
+            return
+        key = self.item_key(item)
+
+        def apply() -> tuple[str, str]:
+            return promote(key, self.app.actor).decision_id, f"{key} is a likely {what} now."
+
+        self.decide(f"Promote {key}?", effect, apply)
 
     @work(thread=True, group="proposals-decide")
     def run_decision(self, apply: Apply) -> None:

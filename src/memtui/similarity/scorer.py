@@ -82,7 +82,7 @@ def guard_refuses(pa: Sequence[Profile], pb: Sequence[Profile], rows: np.ndarray
 
 def decide(X: np.ndarray, P: np.ndarray, m: Model | None = None, refused: np.ndarray | None = None) -> np.ndarray:
     """Class index per row (0 duplicate, 1 conflict, 2 neither) under the model's thresholds; ``refused``
-    (bool per row) marks the pairs the lexical guard refuses, read only where :func:`uncertain_duplicates`."""
+    (bool per row, :func:`_refused`) marks the pairs that must not be called duplicates."""
     m = m or model()
     X = np.asarray(X)
     contradiction = (X[:, CONTRADICTION_INDEX] > 0).any(axis=1)
@@ -90,7 +90,7 @@ def decide(X: np.ndarray, P: np.ndarray, m: Model | None = None, refused: np.nda
     vetoed = (X[:, VETO_INDEX] > 0).any(axis=1)
     dup = (P[:, 0] >= m.duplicate_threshold) & ~vetoed & ~(conflict & (P[:, 1] > P[:, 0]))
     if refused is not None:
-        dup &= ~(uncertain_duplicates(P, m) & refused)
+        dup &= ~refused
     return np.where(dup, 0, np.where(conflict, 1, 2))
 
 
@@ -164,11 +164,18 @@ def duplicate_scores(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequ
 
 
 def _refused(pa, pb, P: np.ndarray, m: Model) -> np.ndarray:
-    """Bool per pair: uncertain (:func:`uncertain_duplicates`) and refused by the lexical guard."""
+    """Bool per pair: never a duplicate. Uncertain (:func:`uncertain_duplicates`) and refused by the
+    lexical guard, or, from the duplicate threshold, about parallel subjects
+    (:func:`memtui.similarity.subjects.relation` ``"different"``: ``server/`` and ``mcp_server/``, two
+    items of one catalogue; issue 20) -- one rule for the dedupe index, the jobs and proposals."""
+    from memtui.similarity.subjects import relation
+
     out = np.zeros(len(P), bool)
     rows = np.flatnonzero(uncertain_duplicates(P, m))
     if len(rows):
         out[rows] = guard_refuses(pa, pb, rows)
+    for i in np.flatnonzero((P[:, 0] >= m.duplicate_threshold) & ~out).tolist():
+        out[i] = relation(pa[i].text, pb[i].text) == "different"
     return out
 
 
@@ -178,27 +185,3 @@ def judge(a: str, b: str) -> Verdict:
 
     E = embed([a, b])
     return judge_profiles([profile(a)], [profile(b)], [float(E[0] @ E[1])])[0]
-
-
-def conflict_verdicts(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequence[float],
-                      anchored: Sequence[bool]) -> list[tuple[str, str] | None]:
-    """The conflict job's judgement of each pair: ``(severity, reason)`` or None.
-
-    A conflict when the learned scorer says so (severity the rule's when one fires too, else ``high``
-    from P(conflict) 0.9), or, for a pair
-    ``anchored`` by a shared identifier or evidence path, when the lexical rules
-    (:func:`memtui.similarity.statements.conflict_reason_analyzed`) find one; the reason names the
-    strongest features or the rule."""
-    from memtui.similarity.statements import conflict_reason_analyzed
-
-    out: list[tuple[str, str] | None] = []
-    for a, b, v, anchor in zip(pa, pb, judge_profiles(pa, pb, cosines), anchored):
-        rule = conflict_reason_analyzed(a.analyzed(), b.analyzed()) if anchor else None
-        if v.kind == "conflict":
-            severity = rule[0] if rule else "high" if v.p_conflict >= 0.9 else "medium"
-            out.append((severity, f"learned scorer P(conflict) {v.p_conflict:.2f}; why: {v.explain()}"
-                                  + (f"; lexical rule: {rule[1]}" if rule else "")))
-        else:
-            out.append((rule[0], f"{rule[1]} (lexical rule; learned scorer P(conflict) {v.p_conflict:.2f})")
-                       if rule else None)
-    return out

@@ -160,7 +160,6 @@ def relation(a: str, b: str) -> str:
     while la and lb and la[0] == lb[0]:
         la.pop(0)
         lb.pop(0)
-    shared_labels = len(sa.labels) - len(la)
     if la and lb:
         return "different" if _differ(la[0], lb[0], True) else "same"
     if la or lb:
@@ -177,6 +176,4 @@ def relation(a: str, b: str) -> str:
             return "different"
         x, y = set(sa.head), set(sb.head)
         return "same" if x <= y or y <= x else "unknown"  # "read timeout" / "write timeout": unknown
-    if shared_labels and not sa.head and not sb.head and not (sa.ids or sb.ids):
-        return "unknown"
     return "unknown"
