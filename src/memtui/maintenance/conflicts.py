@@ -156,13 +156,13 @@ def detect_conflicts(engine: Engine, now: datetime, *, repository_id: str | None
             ma, mb = memories[a], memories[b]
             sibling = origin.get(a) is not None and origin.get(a) == origin.get(b)
             rule = conflict_reason_analyzed(profiles[a].analyzed(), profiles[b].analyzed()) if (a, b) in anchored else None
-            t = conflict_tier(v, rule, relation(ma.statement, mb.statement), sibling, answers.get(k),
-                              shared_names=bool(profiles[a].ids & profiles[b].ids))
+            rel = relation(ma.statement, mb.statement)
+            t = conflict_tier(v, rule, rel, sibling, answers.get(k), shared_names=bool(profiles[a].ids & profiles[b].ids))
             if t.tier == "likely":
                 found.append(_record(session, known_rows.get((a, b)), ma, mb, "open", t, v.p_conflict,
                                      result, now, dry_run))
                 continue
-            if possible_duplicate(v):
+            if possible_duplicate(v) and rel != "different":  # parallel subjects are no duplicates either
                 possible_dups.append((v.p_duplicate, a, b, v))
             if t.tier == "possible":
                 possible.append((v.p_conflict, a, b, t))
