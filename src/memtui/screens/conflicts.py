@@ -54,7 +54,7 @@ class ConflictsScreen(ProposalScreen):
 
     HELP_TITLE = "Conflict keys"
     SUB_TITLE = "conflicts"
-    COLUMNS = [Col("tier", "tier", 8, 4), Col("severity", "severity", 8, 6), Col("A", "a", 30, 12),
+    COLUMNS = [Col("tier", "tier", 8, 8), Col("severity", "severity", 8, 8), Col("A", "a", 30, 12),
                Col("B", "b", 30, 12), Col("reason", "reason", 0, 16)]
     BINDINGS = [
         Binding("a", "resolve('keep_a')", "Keep A", id="conflicts.keep_a"),

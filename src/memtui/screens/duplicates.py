@@ -29,7 +29,7 @@ class DuplicatesScreen(ProposalScreen):
 
     HELP_TITLE = "Duplicate cluster keys"
     SUB_TITLE = "duplicate clusters"
-    COLUMNS = [Col("tier", "tier", 8, 4), Col("size", "size", 4, 4), Col("best", "best", 4, 4),
+    COLUMNS = [Col("tier", "tier", 8, 8), Col("size", "size", 4, 4), Col("best", "best", 4, 4),
                Col("canonical", "canonical", 0, 20), Col("scope", "scope", 22, 10)]
     BINDINGS = [
         Binding("m", "merge", "Merge", id="duplicates.merge"),
