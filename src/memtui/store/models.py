@@ -337,6 +337,18 @@ class Reviewer(SQLModel, table=True):
     added_at: datetime
 
 
+class ReviewerDelegation(SQLModel, table=True):
+    """The reviewer ``delegate`` (a connection's identity) may act as ``principal`` with
+    ``--actor principal`` (issue 21 item 5); granted by a lead (:mod:`memtui.governance.reviewers`)."""
+
+    __tablename__ = "reviewer_delegation"
+
+    delegate: str = Field(primary_key=True, max_length=200)
+    principal: str = Field(primary_key=True, max_length=200)
+    granted_by: str = Field(max_length=200)
+    granted_at: datetime
+
+
 class AuditEvent(SQLModel, table=True):
     """An audited governance event (design §22): reviewer changes, refusals, secret incidents,
     purges, exports, visibility changes. ``subject`` names the memory or reviewer concerned."""
