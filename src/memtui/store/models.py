@@ -157,7 +157,7 @@ class MaintenanceJob(SQLModel, table=True):
 
     job_id: str = Field(primary_key=True, max_length=64)
     job_type: str = Field(max_length=40)
-    status: str = Field(max_length=20)  # running | completed | failed | dry_run
+    status: str = Field(max_length=20)  # running | completed | failed | dry_run | abandoned
     repository_id: Optional[str] = Field(default=None, max_length=200)
     selected_count: int = 0
     updated_count: int = 0
@@ -166,6 +166,10 @@ class MaintenanceJob(SQLModel, table=True):
     summary: dict[str, Any] = Field(default_factory=dict, sa_column=sa.Column(sa.JSON, nullable=False))
     started_at: datetime
     completed_at: Optional[datetime] = None
+    # the process running it (issue 21 item 7): a ``running`` job whose process is gone is ``abandoned``
+    pid: Optional[int] = None
+    host: Optional[str] = Field(default=None, max_length=255)
+    process_started: Optional[str] = Field(default=None, max_length=80)  # boot id and start tick (Linux)
 
 
 class Revalidation(SQLModel, table=True):
