@@ -5,7 +5,12 @@
 terminal escape sequences (ECMA-48 CSI ``ESC [ ... m``, OSC ``ESC ] ... BEL`` such as hyperlinks,
 DCS/SOS/PM/APC strings, two-byte escapes, and their 8-bit C1 forms) are removed entirely, so no
 remnant such as ``[31m`` is left; every other control character (a lone ESC, CR, BEL, NUL, C1) is
-shown as a visible ``\\xNN`` code. A statement can thus neither style nor move the terminal.
+shown as a visible ``\\xNN`` code. Invisible formatting characters (Unicode category Cf: the
+bidirectional controls U+202A-U+202E, U+2066-U+2069, U+200E/U+200F, U+061C, zero-width spaces,
+U+FEFF, tag characters ...) and the line/paragraph separators are shown as ``\\uXXXX`` codes (issue
+21 item 8), except a zero-width (non-)joiner between two non-ASCII characters (emoji sequences,
+Persian, Indic scripts), where it only joins. A statement can thus neither style nor move the
+terminal, nor reorder what a reader sees ("Trojan Source").
 Rich markup (``[bold]x[/]``) is not a control sequence and is left as text (the TUI shows it
 literally because it builds :class:`rich.text.Text`, never markup).
 
@@ -24,12 +29,24 @@ _SEQUENCE = re.compile(
     r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"  # OSC/DCS/SOS/PM/APC ... ST
     r"|\x1b[ -/]*[0-~]"                                          # nF/Fp/Fe/Fs escapes: ESC c, ESC ( B, ESC 7
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_CONTROL_OR_NEWLINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+#: Unicode category Cf (format characters, Unicode 14) but the two joiners, and U+2028/U+2029.
+_FORMAT = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u200e\u200f"
+           "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+           "\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+           "\u2028\u2029")
+#: A zero-width (non-)joiner not standing between two non-ASCII characters (where it would only hide).
+_LONE_JOINER = r"(?<![^\x00-\x7f])[\u200c\u200d]|[\u200c\u200d](?![^\x00-\x7f])"
+_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_FORMAT}]|{_LONE_JOINER}")
+_CONTROL_OR_NEWLINE = re.compile(rf"[\x00-\x1f\x7f-\x9f{_FORMAT}]|{_LONE_JOINER}")
+
+
+def _escape(ch: str) -> str:
+    n = ord(ch)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
 
 def _code(m: re.Match) -> str:
-    return f"\\x{ord(m.group()):02x}"
+    return _escape(m.group())
 
 
 def without_escapes(text: str | None) -> str:
@@ -40,7 +57,8 @@ def without_escapes(text: str | None) -> str:
 
 def visible(text: str | None) -> str:
     """``text`` without terminal escape sequences and with every other control character except
-    newline and tab shown as ``\\xNN`` (None -> "")."""
+    newline and tab shown as ``\\xNN``, and invisible formatting characters (bidi controls,
+    zero-width characters) as ``\\uXXXX`` (None -> "")."""
     if not text:
         return ""
     return _CONTROL.sub(_code, _SEQUENCE.sub("", text))
@@ -75,13 +93,22 @@ def visible_data(value):
     return value
 
 
-_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029]")
+_JSON_RAW = re.compile(rf"[\x7f-\x9f{_FORMAT}]|{_LONE_JOINER}")
+
+
+def _json_escape(m: re.Match) -> str:
+    n = ord(m.group())
+    if n < 0x10000:
+        return f"\\u{n:04x}"
+    n -= 0x10000  # a UTF-16 surrogate pair, as JSON writes characters beyond the BMP
+    return f"\\u{0xd800 + (n >> 10):04x}\\u{0xdc00 + (n & 0x3ff):04x}"
 
 
 def json_text(data, **kwargs) -> str:
-    """``json.dumps(data, indent=2, ensure_ascii=False)`` with DEL, C1 controls and line/paragraph
-    separators written as ``\\uXXXX`` escapes too (json leaves them raw), so the output holds no
-    control character and stays valid JSON after :func:`visible` (issue 9 item 5)."""
+    """``json.dumps(data, indent=2, ensure_ascii=False)`` with DEL, C1 controls, line/paragraph
+    separators and invisible formatting characters (bidi controls ...) written as ``\\uXXXX`` escapes
+    too (json leaves them raw), so the output holds no control character and stays valid JSON after
+    :func:`visible` (issue 9 item 5, issue 21 item 8)."""
     kwargs.setdefault("indent", 2)
     text = json.dumps(data, ensure_ascii=False, **kwargs)
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _JSON_RAW.sub(_json_escape, text)
