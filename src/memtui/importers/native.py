@@ -377,10 +377,11 @@ def _prepare_all(records: Iterable[RawRecord], personal: bool, limits: ImportLim
 def _prepared_in_child(records: JsonlStream, personal: bool, batch: int) -> Iterator[Prepared | RecordError]:
     """:func:`prepare` of every record of ``records``, computed in a forked child process a few batches
     ahead of the caller (at most 4 batches wait: memory stays flat). Raises ImportFileError as reading does."""
-    ctx = multiprocessing.get_context("fork")
-    queue = ctx.Queue(maxsize=4)
-    child = ctx.Process(target=_prepare_all, args=(records, personal, current_limits(), queue, batch),
-                        name="memtui-import-reader", daemon=True)
+    from memtui.processes import worker_process
+
+    queue = multiprocessing.get_context("fork").Queue(maxsize=4)
+    # ends with this process, even killed (issue 21 item 7)
+    child = worker_process(_prepare_all, (records, personal, current_limits(), queue, batch), "memtui-import-reader")
     child.start()
     try:
         while True:

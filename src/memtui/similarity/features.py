@@ -137,11 +137,11 @@ def profiles(texts: Sequence[str], processes: int = 1, min_parallel: int = 5000)
     if (processes <= 1 or len(texts) < min_parallel or threading.active_count() > 1
             or "fork" not in multiprocessing.get_all_start_methods()):
         return [profile(t) for t in texts]
-    from concurrent.futures import ProcessPoolExecutor
+    from memtui.processes import worker_pool
 
     step = -(-len(texts) // (processes * 4))
     chunks = [texts[i:i + step] for i in range(0, len(texts), step)]
-    with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("fork")) as ex:
+    with worker_pool(processes) as ex:  # the workers end with this process (issue 21 item 7)
         return [p for chunk in ex.map(_profile_chunk, chunks) for p in chunk]
 
 

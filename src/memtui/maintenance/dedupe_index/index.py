@@ -476,15 +476,13 @@ class DedupeIndex:
     def _fork_scores(self, a: np.ndarray, b: np.ndarray, cos: np.ndarray):
         """:func:`_learned_chunk` over ``config.processes`` forked workers (they read this index from the
         parent's memory; only index arrays go in and scores come out)."""
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from memtui.processes import worker_pool
 
         global _FORKED
         parts = np.array_split(np.arange(len(a)), self.config.processes * 4)
         _FORKED = self
         try:
-            ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=self.config.processes, mp_context=ctx) as ex:
+            with worker_pool(self.config.processes) as ex:  # the workers end with this process (issue 21 item 7)
                 res = list(ex.map(_learned_chunk, [(None, a[q], b[q], cos[q]) for q in parts]))
         finally:
             _FORKED = None

@@ -128,8 +128,6 @@ def guard_pairs(texts: Sequence[str], ia: Sequence[int], ib: Sequence[int], guar
         return []
     if _can_fork_work(guard, processes, n, min_parallel):
         import heapq
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
 
         from scipy.sparse.csgraph import connected_components
 
@@ -163,8 +161,9 @@ def guard_pairs(texts: Sequence[str], ia: Sequence[int], ib: Sequence[int], guar
             payloads.append((guard, [texts[i] for i in used.tolist()], local[:m].tolist(), local[m:].tolist()))
             index_lists.append(idx)
         out: list = [None] * n
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=processes, mp_context=ctx) as ex:
+        from memtui.processes import worker_pool
+
+        with worker_pool(processes) as ex:  # the workers end with this process (issue 21 item 7)
             for idx, res in zip(index_lists, ex.map(_guard_chunk, payloads)):
                 for k, r in zip(idx.tolist(), res):
                     out[k] = r
