@@ -441,3 +441,33 @@ class JudgeVerdict(SQLModel, table=True):
     verdict: str = Field(max_length=20)
     reason: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
     created_at: datetime
+
+
+class IntegrityChain(SQLModel, table=True):
+    """The store-level chain (issue 21 item 6): each row seals one memory, reviewer, delegation or
+    token as a transaction left it (``digest``, None once it is gone), linked to the store's previous
+    row by ``hash`` (HMAC when the store is keyed). Written only by :mod:`memtui.review.chain`."""
+
+    __tablename__ = "integrity_chain"
+
+    seq: int = Field(sa_column=sa.Column(sa.BigInteger, primary_key=True, autoincrement=False))
+    kind: str = Field(max_length=20)  # memory | reviewer | delegation | token
+    subject: str = Field(sa_column=sa.Column(sa.Text, nullable=False))
+    digest: Optional[str] = Field(default=None, max_length=200)
+    prev_hash: str = Field(max_length=64)
+    hash: str = Field(max_length=64)
+
+
+class IntegrityHead(SQLModel, table=True):
+    """The head of the store chain (one row, ``id`` 1; also the lock appenders take on PostgreSQL):
+    the latest ``seq`` and ``last_hash``, whether the store is ``keyed`` (and ``key_check``, an HMAC
+    that tells the right key from a wrong one), and ``mac`` over all of it."""
+
+    __tablename__ = "integrity_head"
+
+    id: int = Field(sa_column=sa.Column(sa.Integer, primary_key=True, autoincrement=False))
+    seq: int = Field(sa_column=sa.Column(sa.BigInteger, nullable=False))
+    last_hash: str = Field(max_length=64)
+    keyed: bool = False
+    key_check: Optional[str] = Field(default=None, max_length=64)
+    mac: str = Field(max_length=64)
