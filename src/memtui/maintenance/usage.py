@@ -39,7 +39,9 @@ def record_usage(engine: Engine, memory_id: str, outcome: str, actor: Actor, *, 
     never sees a private repository) or that a recall inside ``within`` would not consider
     (:func:`memtui.domain.scopes.applies_within`) is reported as MemoryNotFound, so its
     existence is not revealed; with ``viewer`` (the HTTP API) such a memory raises MemoryOutOfScope
-    instead, which answers 403. Raises MemoryNotFound, MemoryOutOfScope, ValueError (unknown outcome).
+    instead, which answers 403. An agent's harm report is bounded by :mod:`memtui.maintenance.harm`
+    (rate limit; a quorum before protected memory is challenged). Raises MemoryNotFound,
+    MemoryOutOfScope, HarmRateLimited, ValueError (unknown outcome).
     """
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
@@ -53,13 +55,19 @@ def record_usage(engine: Engine, memory_id: str, outcome: str, actor: Actor, *, 
         if m is None or not can_see(session, actor, m) or (
                 not applies_within(m.tenant_id, m.repository_id, m.module_path, within)):
             raise MemoryNotFound(memory_id)
+        challenges = False
+        if outcome == "harm":  # agents: rate-limited, and a quorum for protected memory (issue 21; maintenance.harm)
+            from memtui.maintenance.harm import harm_challenges
+
+            challenges = harm_challenges(session, m, actor, now)
         usage_id = new_event_id("use")
         session.add(UsageEvent(usage_id=usage_id, memory_id=memory_id, workflow_run_id=workflow_run_id,
                                usage_type=usage_type, outcome=outcome,
-                               detail={"actor": f"{actor.type}:{actor.id}", **({"issue": issue} if issue else {})},
+                               detail={"actor": f"{actor.type}:{actor.id}", **({"issue": issue} if issue else {}),
+                                       **({} if challenges or outcome != "harm" else {"quorum": "pending"})},
                                created_at=now))
         new_state = None
-        if outcome == "harm":
+        if challenges:
             session.add(HarmEvent(harm_id=new_event_id("harm"), memory_id=memory_id,
                                   issue=issue or "harm reported", action="challenged", created_at=now))
             if is_allowed(m.state, "challenged"):
