@@ -19,7 +19,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=
 
 DbOpt = Annotated[Optional[str], typer.Option("--db", help="Store: a SQLite path or a postgresql:// URL "
                                                "(env MEMTUI_DB; default memtui.db here).")]
-ActorOpt = Annotated[Optional[str], typer.Option("--actor", help="Who acts (env MEMTUI_ACTOR; default: login name).")]
+ActorOpt = Annotated[Optional[str], typer.Option("--actor", help="Who acts (env MEMTUI_ACTOR; default: login name). "
+                                                   "In a store with reviewers only the connection's identity "
+                                                   "or a reviewer it acts for by delegation.")]
 RoleOpt = Annotated[Optional[str], typer.Option("--role", help="reviewer, lead or maintainer, in a store without "
                                                  "registered reviewers only (env MEMTUI_ROLE; default lead: the single user holds every role).")]
 
@@ -52,12 +54,14 @@ def _engine(db: str | None):
         raise _fail(exc.message, exc.code)
 
 
-def _actor_name(actor: str | None) -> str:
-    """Who acts: ``--actor``, the global ``--actor``, ``MEMTUI_ACTOR`` or the login name."""
+def _acting_name(actor: str | None, engine) -> str:
+    """Who acts on ``engine``'s store (:func:`memtui.cli.launch.actor_name`): with reviewers the
+    connection's identity, which ``--actor`` (this one or the global one) or ``MEMTUI_ACTOR`` may
+    only confirm or name a reviewer it acts for (exit 1, audited); without, the claim or the login."""
     from memtui.cli.launch import CommandFailed, actor_name
 
     try:
-        return actor_name(actor or _ctx.actor)
+        return actor_name(engine, actor or _ctx.actor)
     except CommandFailed as exc:
         raise _fail(exc.message, exc.code)
 
@@ -65,7 +69,8 @@ def _actor_name(actor: str | None) -> str:
 def _actor(actor: str | None, role: str | None, engine):
     """The acting human as the store the command opened knows it
     (:func:`memtui.cli.launch.acting`): exit 2 for a declared role in a store
-    with reviewers, exit 1 for a name that is not one of its reviewers."""
+    with reviewers, exit 1 for a name that is not one of its reviewers or not the connection's
+    identity (nor one it acts for by delegation; issue 21 item 5)."""
     from memtui.cli.launch import CommandFailed, acting
 
     try:

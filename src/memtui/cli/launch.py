@@ -4,12 +4,11 @@
 review queue a reviewer opens many times a day: :func:`tui_args` recognises it and :func:`run_tui`
 opens the queue without importing typer or any command module (issue 11, item 8: first row under
 0.7 s). Everything else goes through the typer app (:mod:`memtui.cli.common`), whose ``_engine``,
-``_actor_name`` and ``_actor`` are these functions with :class:`CommandFailed` turned into its exit.
+``_acting_name`` and ``_actor`` are these functions with :class:`CommandFailed` turned into its exit.
 """
 
 from __future__ import annotations
 
-import getpass
 import os
 import sys
 
@@ -36,28 +35,40 @@ def open_engine(db: str | None):
         raise CommandFailed(str(exc)) from None
 
 
-def actor_name(actor: str | None) -> str:
-    """Who acts: ``actor``, ``MEMTUI_ACTOR`` or the login name. Raises CommandFailed (2) for a control character."""
-    who = actor or os.environ.get("MEMTUI_ACTOR")
-    if not who:
-        try:
-            who = getpass.getuser()
-        except Exception:  # no login name in some containers
-            who = "unknown"
-    if problem := control_problem("--actor", who):  # issue 9 item 5
+def claimed_actor(actor: str | None) -> tuple[str | None, str]:
+    """The name claimed by ``actor`` (``--actor``) or ``MEMTUI_ACTOR``, and which of them said it;
+    (None, "--actor") when neither. Raises CommandFailed (2) for a control character."""
+    who, source = (actor, "--actor") if actor else (os.environ.get("MEMTUI_ACTOR") or None, "MEMTUI_ACTOR")
+    if who and (problem := control_problem("--actor", who)):  # issue 9 item 5
         raise CommandFailed(problem, 2)
-    return who
+    return who, (source if who else "--actor")
+
+
+def actor_name(engine, actor: str | None) -> str:
+    """Who acts on ``engine``'s store (:func:`memtui.governance.reviewers.acting_name`): with
+    reviewers, the connection's identity, which ``--actor``/``MEMTUI_ACTOR`` may only confirm or
+    name a reviewer it acts for (issue 21 item 5); without, the claim or the login name.
+    Raises CommandFailed (2 a control character, 1 a refused claim)."""
+    from memtui.governance.reviewers import GovernanceError, acting_name
+
+    claimed, source = claimed_actor(actor)
+    try:
+        return acting_name(engine, claimed, claim_source=source)
+    except GovernanceError as exc:
+        raise CommandFailed(str(exc), exc.exit_code) from None
 
 
 def acting(engine, actor: str | None, role: str | None):
-    """The acting human as the store knows it (:func:`memtui.governance.reviewers.resolve_actor`);
-    ``role`` None reads ``MEMTUI_ROLE``. Raises CommandFailed with the refusal's exit code."""
-    from memtui.governance.reviewers import GovernanceError, resolve_actor
+    """The acting human as the store knows it (:func:`memtui.governance.reviewers.resolve_connection_actor`:
+    the connection's identity on a store with reviewers); ``role`` None reads ``MEMTUI_ROLE``.
+    Raises CommandFailed with the refusal's exit code."""
+    from memtui.governance.reviewers import GovernanceError, resolve_connection_actor
 
     source = "--role" if role else "MEMTUI_ROLE"
     declared = role or os.environ.get("MEMTUI_ROLE")
+    claimed, claim_source = claimed_actor(actor)
     try:
-        return resolve_actor(engine, actor_name(actor), declared, role_source=source)
+        return resolve_connection_actor(engine, claimed, declared, role_source=source, claim_source=claim_source)
     except GovernanceError as exc:
         raise CommandFailed(str(exc), exc.exit_code) from None
 
@@ -83,8 +94,9 @@ def tui_args(argv: list[str]) -> dict[str, str] | None:
 
 
 def run_tui(db: str | None = None, actor: str | None = None, role: str | None = None) -> int:
-    """Open the review queue TUI on store ``db`` as ``actor``; returns the exit status (an error is
-    printed as ``memtui: ...`` on stderr, as every command prints it)."""
+    """Open the review queue TUI on store ``db`` as the connection's identity (``actor`` may only
+    confirm it, :func:`acting`); returns the exit status (an error is printed as ``memtui: ...`` on
+    stderr, as every command prints it)."""
     try:
         engine = open_engine(db)
         who = acting(engine, actor, role)

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from memtui.cli.common import (ActorOpt, DbOpt, NowOpt, RoleOpt, _actor, _echo, _engine, _fail,
-                               _fix_clock, _require, app)
+                               _fix_clock, _governance_call, _require, app)
 from memtui.text import visible
 
 
@@ -109,15 +109,18 @@ def report(
     now: NowOpt = None,
     pruning_policy: Annotated[Optional[Path], typer.Option("--pruning-policy", help="Pruning policy YAML "
                                                            "(default: the design's policy).")] = None,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Write the maintenance reports: health, revalidation, conflicts, pruning plan, review queue,
-    duplicates and compaction proposals (seven YAML files)."""
+    duplicates and compaction proposals (seven YAML files). They cover the whole store: in a store
+    with reviewers, one who sees only part of it is refused, as by the HTTP API (issue 21 item 7)."""
     from memtui.domain.pruning import PolicyError
+    from memtui.governance.reviewers import require_whole_store
     from memtui.reports.maintenance import write_reports
 
     clock = _fix_clock(now)
     engine = _engine(db)
+    _governance_call(require_whole_store, engine, _actor(actor, role, engine), "memtui report")
     if out.exists() and not out.is_dir():
         raise _fail(f"--out {out}: exists and is not a folder")
     try:
