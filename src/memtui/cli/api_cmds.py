@@ -10,7 +10,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from memtui.cli.common import ActorOpt, DbOpt, _actor_name, _ctx, _echo, _engine, _fail, _governance_call, app
+from memtui.cli.common import (ActorOpt, DbOpt, _acting_name, _actor, _ctx, _echo, _engine, _fail, _governance_call,
+                               _require, app)
 from memtui.text import json_text
 
 tokens_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -29,8 +30,9 @@ def tokens_create(
     from memtui.clock import iso
     from memtui.governance.tokens import create_token
 
-    view, secret = _governance_call(create_token, _engine(db), name, "agent" if agent else "reviewer",
-                                    _actor_name(actor), expires_days=expires)
+    engine = _engine(db)
+    view, secret = _governance_call(create_token, engine, name, "agent" if agent else "reviewer",
+                                    _acting_name(actor, engine), expires_days=expires)
     _echo(secret)
     _echo(f"token {view.token_id} for {view.kind} {view.name}"
           + (f", expires {iso(view.expires_at)}" if view.expires_at else "")
@@ -40,13 +42,17 @@ def tokens_create(
 @tokens_app.command("list")
 def tokens_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
-    db: DbOpt = None,
+    db: DbOpt = None, actor: ActorOpt = None,
 ) -> None:
-    """List the tokens (never their secrets): name, kind, status, created, expires, last used."""
+    """List the tokens (never their secrets): name, kind, status, created, expires, last used. Needs a
+    lead or maintainer in a store with reviewers (issue 21 item 8; refused exit 1, audited)."""
     from memtui.clock import iso, utcnow
+    from memtui.governance.reviewers import ADMIN_ROLES
     from memtui.governance.tokens import list_tokens
 
-    rows, now = list_tokens(_engine(db)), utcnow()
+    engine = _engine(db)
+    _require(engine, _actor(actor, None, engine), "tokens list", ADMIN_ROLES)
+    rows, now = list_tokens(engine), utcnow()
     if as_json:
         _echo(json_text([t.to_json(now) for t in rows]))
         return
@@ -65,7 +71,8 @@ def tokens_revoke(
     """Revoke a token (or every token of a name); audited. The same rule as memtui reviewers remove."""
     from memtui.governance.tokens import revoke_token
 
-    for t in _governance_call(revoke_token, _engine(db), name_or_id, _actor_name(actor)):
+    engine = _engine(db)
+    for t in _governance_call(revoke_token, engine, name_or_id, _acting_name(actor, engine)):
         _echo(f"revoked {t.token_id} ({t.kind} {t.name})")
 
 
