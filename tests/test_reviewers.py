@@ -89,8 +89,14 @@ runner = CliRunner()
 
 
 def memtui(url: str, *args: str, env: dict | None = None):
-    """Run the real CLI in-process against the store at ``url``."""
-    return runner.invoke(app, ["--db", url, *args], env=env or {}, catch_exceptions=False)
+    """Run the real CLI in-process against the store at ``url``; with ``--actor NAME`` the command
+    runs as the login NAME (LOGNAME/USER), as who acts is the connection's identity (issue 21 item 5)."""
+    env = dict(env or {})
+    if "--actor" in args:
+        login = args[list(args).index("--actor") + 1]
+        env.setdefault("LOGNAME", login)
+        env.setdefault("USER", login)
+    return runner.invoke(app, ["--db", url, *args], env=env, catch_exceptions=False)
 
 
 @pytest.fixture
