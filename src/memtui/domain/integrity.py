@@ -11,8 +11,17 @@ and the memory row is tied to the head of its chain::
 so a changed state shows against the last event's ``to_state``, a changed field of any event breaks
 its recomputed hash, a deleted or reordered event breaks the ``prev_hash`` links, and a changed
 statement or scope (or a deleted last event) breaks the content hash. Every event is recomputable
-from the stored row alone. The hashes are unkeyed: they find edits made outside memtui, they do not
-stop someone who recomputes them on purpose.
+from the stored row alone. These per-memory hashes are unkeyed (an export can be checked anywhere).
+
+The store chain (issue 21 item 6) covers what they cannot: the set of memories, their evidence, the
+reviewers, delegations and tokens. Each subject's state is a digest (:func:`memory_digest`,
+:func:`row_digest`); a transaction that changes subjects appends one row per subject::
+
+    hash = mac(key, ["chain", prev_hash, seq, kind, subject, digest])      digest None: the subject is gone
+
+and a head row holds the latest ``seq`` and ``hash`` under :func:`head_mac`. ``key`` None is plain
+sha256 (unkeyed: finds edits made outside memtui, not someone who recomputes on purpose); with a key
+it is HMAC-SHA256, which nobody without the key can recompute.
 
 Functions take plain mappings (snake_case column names -> values) so the store, an export file and
 a migration can all be checked with the same code.
@@ -21,6 +30,7 @@ a migration can all be checked with the same code.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from datetime import UTC, datetime
 from typing import Any, Mapping
@@ -118,3 +128,80 @@ def chain_findings(memory_id: str, state: str | None, stored_content_hash: str |
             out.append(f"{memory_id}: content hash does not match its statement, scope and last event "
                        "(changed outside memtui, or its latest history removed)")
     return out
+
+
+# ---- the store chain (issue 21 item 6) --------------------------------------------------------------
+
+#: Evidence columns a memory's digest covers: where the evidence points and what it quoted. Not its
+#: revalidation status (``status``, ``current_*``, ``reason_code``, ``status_reason``), which
+#: maintenance rewrites without an event.
+EVIDENCE_ANCHOR_FIELDS: tuple[str, ...] = (
+    "evidence_id", "ordinal", "type", "repository_id", "path", "commit_sha", "line_start", "line_end",
+    "symbol", "target", "ref", "span_hash", "excerpt",
+)
+#: Columns a row digest leaves out, per kind: a token's ``last_used_at`` is a hint written on use.
+ROW_DIGEST_SKIP: dict[str, frozenset[str]] = {"token": frozenset({"last_used_at"})}
+KEY_CHECK_TEXT = "memtui integrity key check"
+
+
+def mac(key: bytes | None, items: list[Any]) -> str:
+    """HMAC-SHA256 (hex) of the canonical JSON of ``items`` under ``key``; plain sha256 when ``key`` is None."""
+    text = json.dumps(items, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    if key is None:
+        return hashlib.sha256(text).hexdigest()
+    return hmac.new(key, text, hashlib.sha256).hexdigest()
+
+
+def key_check(key: bytes) -> str:
+    """A value that tells the store's key from another (an HMAC of a fixed text; reveals nothing of the key)."""
+    return hmac.new(key, KEY_CHECK_TEXT.encode(), hashlib.sha256).hexdigest()
+
+
+def _value(v: Any) -> Any:
+    if isinstance(v, datetime):
+        return canonical_time(v)
+    if isinstance(v, tuple):
+        return list(v)
+    return v
+
+
+def evidence_digest(evidence: list[Mapping[str, Any]]) -> str:
+    """sha256 over the anchor fields of a memory's evidence rows (any order in: sorted by evidence id).
+    A span's missing end is its start (the record format writes ``lines: [s, s]``)."""
+    rows = []
+    for e in evidence:
+        row = [_value(e.get(f)) for f in EVIDENCE_ANCHOR_FIELDS]
+        if row[7] is None:
+            row[7] = row[6]
+        rows.append(row)
+    rows.sort(key=lambda r: (r[0] is None, r[0] or 0, r[1] or 0))
+    return _digest(["evidence", rows])[:32]
+
+
+def memory_digest(memory: Mapping[str, Any], evidence: list[Mapping[str, Any]]) -> str:
+    """A memory's state in the store chain: ``<sha of state and content hash>:<evidence digest>`` (two
+    halves, so a finding can say which part changed). ``memory``: its row (``state``, ``content_hash``)."""
+    return _digest(["memory", memory.get("state"), memory.get("content_hash")])[:32] + ":" + evidence_digest(evidence)
+
+
+def row_digest(kind: str, row: Mapping[str, Any]) -> str:
+    """sha256 over every column of a reviewer, delegation or token row that holds a value (so a column a
+    later version adds, still empty, changes no digest); :data:`ROW_DIGEST_SKIP` columns excepted."""
+    skip = ROW_DIGEST_SKIP.get(kind, frozenset())
+    items = sorted((k, _value(v)) for k, v in row.items() if v is not None and k not in skip)
+    return _digest([kind, items])
+
+
+def link_hash(key: bytes | None, prev_hash: str, seq: int, kind: str, subject: str, digest: str | None) -> str:
+    """The hash of store-chain row ``seq`` linked to the row before it (``prev_hash``, "" for the first)."""
+    return mac(key, ["chain", prev_hash, seq, kind, subject, digest])
+
+
+def head_mac(key: bytes | None, seq: int, last_hash: str, keyed: bool, check: str | None) -> str:
+    """The seal of the chain's head: its last ``seq`` and ``last_hash``, and the store's mode."""
+    return mac(key, ["head", seq, last_hash, bool(keyed), check])
+
+
+def export_mac(key: bytes | None, subjects: list[list]) -> str:
+    """The seal of a store export over its ``[kind, subject, digest]`` triples (sorted first)."""
+    return mac(key, ["export", sorted(subjects)])

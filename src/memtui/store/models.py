@@ -449,6 +449,7 @@ class IntegrityChain(SQLModel, table=True):
     row by ``hash`` (HMAC when the store is keyed). Written only by :mod:`memtui.review.chain`."""
 
     __tablename__ = "integrity_chain"
+    __table_args__ = (sa.Index("ix_integrity_chain_subject", "kind", "subject", "seq"),)
 
     seq: int = Field(sa_column=sa.Column(sa.BigInteger, primary_key=True, autoincrement=False))
     kind: str = Field(max_length=20)  # memory | reviewer | delegation | token

@@ -30,6 +30,7 @@ def upgrade() -> None:
         sa.Column('prev_hash', _str(length=64), nullable=False),
         sa.Column('hash', _str(length=64), nullable=False),
     )
+    op.create_index('ix_integrity_chain_subject', 'integrity_chain', ['kind', 'subject', 'seq'])
     op.create_table(
         'integrity_head',
         sa.Column('id', sa.Integer(), primary_key=True, autoincrement=False),
