@@ -1,6 +1,7 @@
 """The maintenance HTTP API of design §24 (issue 12): FastAPI over the same services as the CLI.
 
-``create_app(engine)`` builds the app; ``memtui serve`` runs it on uvicorn. Every endpoint but
+``create_app(engine)`` builds the app over a store ``memtui serve`` opened (the transport never opens
+the store nor reads its tables itself: every read is a service call, issue 21 item 9) and runs on uvicorn. Every endpoint but
 ``/docs`` and ``/openapi.json`` needs ``Authorization: Bearer TOKEN`` (:mod:`memtui.governance.tokens`);
 a reviewer token acts with that reviewer's role and scopes, an agent token only recalls, reads a
 memory and reports usage (anything else is 403, audited ``role_refused``). Each request is one
@@ -90,8 +91,23 @@ class UsageBody(_Body):
     issue: str | None = Field(None, max_length=4000)
 
 
+def _duplicate_key(body: bytes) -> str | None:
+    """The first key a JSON body repeats (at any depth), or None (not JSON, or no repeat): the rule
+    file import applies (:func:`memtui.importers.reader.json_strict`; issue 21 item 8)."""
+    from memtui.importers.reader import DuplicateKey, json_strict
+
+    try:
+        json_strict(body)
+    except DuplicateKey as exc:
+        return exc.key
+    except (ValueError, RecursionError):  # not JSON: the validation of the endpoint says so
+        pass
+    return None
+
+
 class _BodyLimit:
-    """ASGI middleware: a request body over ``limit`` bytes (declared or streamed) answers 413."""
+    """ASGI middleware: a request body over ``limit`` bytes (declared or streamed) answers 413; a
+    JSON body that repeats a key answers 422 naming the key (never "last one wins")."""
 
     def __init__(self, app, limit: int):
         self.app, self.limit = app, limit
@@ -115,6 +131,11 @@ class _BodyLimit:
                 return await problem_response(too_large)(scope, receive, send)
             more = message.get("more_body", False)
         body, replayed = b"".join(chunks), False
+        if body.strip() and (key := _duplicate_key(body)) is not None:
+            return await problem_response(ApiProblem(
+                422, "validation", "Invalid request",
+                f"body: duplicate key {key!r}: a JSON object may name a field once (as file import requires)",
+                field=key))(scope, receive, send)
 
         async def replay():
             nonlocal replayed
@@ -251,17 +272,12 @@ def create_app(engine: Engine) -> FastAPI:
     @app.get("/repositories/{repository_id}/memory/health", tags=["health"])
     def health(repository_id: Annotated[str, Path(max_length=200)], actor: Reviewer) -> dict:
         """The repository's counts per state, as ``memtui health --json`` gives them (inside your scopes)."""
-        from sqlmodel import Session
-
+        from memtui.maintenance.repositories import list_repositories
         from memtui.review.service import health_json
-        from memtui.store.models import Repository
 
         report = health_json(engine, actor, repository_id)
-        if not report["memoryHealth"]:
-            with Session(engine) as session:
-                if session.get(Repository, repository_id) is None:
-                    raise ApiProblem(404, "not-found", "Not found",
-                                     f"no repository {repository_id!r} with memory you may see")
+        if not report["memoryHealth"] and repository_id not in {r[0] for r in list_repositories(engine)}:
+            raise ApiProblem(404, "not-found", "Not found", f"no repository {repository_id!r} with memory you may see")
         return report
 
     @app.post("/memory/conflicts/{conflict_id}/resolve", tags=["review"])
@@ -278,9 +294,18 @@ def create_app(engine: Engine) -> FastAPI:
 
     @app.get("/memory/{memory_id}", tags=["memory"])
     def get_memory(memory_id: MemoryId, actor: Caller) -> dict:
-        """One memory with its evidence, state and version (as ``memtui show --json``)."""
+        """One memory with its evidence, state and version (as ``memtui show --json``). An agent token
+        reads only what MCP ``get_memory`` gives an agent (:func:`memtui.recall.recall_memory`: in use,
+        fresh, not conflicted, not blocked, not private); anything else is 404 "not available"."""
         from memtui.review.views import detail_json
 
+        if actor.type == "agent":
+            from memtui.recall import recall_memory
+
+            if recall_memory(engine, memory_id, None, actor) is None:
+                raise ApiProblem(404, "not-available", "Not available",
+                                 f"{memory_id} is not available (no such memory, or not one recall would give you: "
+                                 "not active, stale, conflicted or blocked)")
         return detail_json(ReviewService(engine, actor).detail(memory_id))
 
     @app.get("/memory/{memory_id}/history", tags=["memory"])
@@ -349,15 +374,11 @@ def create_app(engine: Engine) -> FastAPI:
                now: Annotated[str | None, Query(description="Fix the report's clock (ISO-8601).")] = None) -> dict:
         """One maintenance report of ``memtui report`` by name (e.g. ``memory-health-report``), as JSON.
         Reports cover the whole store: a reviewer who does not see all of it is refused."""
-        from sqlmodel import Session
-
         from memtui.clock import parse_time, utcnow
-        from memtui.governance.visibility import memory_clause
+        from memtui.governance.visibility import visible_memory_ids
         from memtui.reports.maintenance import build_report
 
-        with Session(engine) as session:
-            partial = memory_clause(session, actor) is not None
-        if partial:
+        if visible_memory_ids(engine, actor) is not None:  # a viewer who does not see the whole store
             audit_apart(engine, "scope_refused", actor.id, None, operation=f"report {name}",
                         scopes=list(actor.scopes or ()))
             raise ApiProblem(403, "out-of-scope", "Outside your scopes",
@@ -374,12 +395,3 @@ def create_app(engine: Engine) -> FastAPI:
 
     return app
 
-
-def app_from_env() -> FastAPI:
-    """The app over the store ``MEMTUI_DB`` names: the factory each worker process of ``memtui serve
-    --workers N`` builds (uvicorn imports it by name)."""
-    import os
-
-    from memtui.store.engine import open_store
-
-    return create_app(open_store(os.environ.get("MEMTUI_DB"), pool_size=20))

@@ -18,6 +18,9 @@ ResolveError, RevalidationUnavailable
 InvariantViolation, SecretInComment,   422 with the lifecycle's reason
 RecallError, validation errors
 a body over the limit                  413
+a body repeating a JSON key            422 naming the key in ``field``
+HarmRateLimited (an agent's harm       429 with ``Retry-After``
+reports over the hourly limit)
 SQLite still locked after retries      503 with ``Retry-After``
 =====================================  =======================================================
 """
@@ -63,6 +66,7 @@ def problem_for(exc: Exception) -> ApiProblem | None:
     from memtui.domain.invariants import InvariantViolation, ScopeRefused, TransitionRefused
     from memtui.governance.reviewers import ActorRefused, GovernanceError
     from memtui.governance.tokens import TokenRefused
+    from memtui.maintenance.harm import HarmRateLimited
     from memtui.maintenance.revalidation_job import RevalidationUnavailable
     from memtui.recall import RecallError
     from memtui.review.lifecycle import MemoryNotFound
@@ -76,6 +80,9 @@ def problem_for(exc: Exception) -> ApiProblem | None:
         challenge = 'Bearer realm="memtui"' + ("" if exc.reason == "missing" else ', error="invalid_token"')
         return ApiProblem(401, "unauthorized", "Unauthorized", text, headers={"WWW-Authenticate": challenge},
                           reason=exc.reason)
+    if isinstance(exc, HarmRateLimited):
+        return ApiProblem(429, "rate-limited", "Too many harm reports", text, field="outcome",
+                          headers={"Retry-After": str(exc.retry_after)})
     if isinstance(exc, MemoryOutOfScope):
         return ApiProblem(403, "out-of-scope", "Outside your scopes", text)
     if isinstance(exc, ScopeRefused):
@@ -111,12 +118,13 @@ def service_errors() -> tuple[type[Exception], ...]:
 
     from memtui.domain.invariants import LifecycleError
     from memtui.governance.reviewers import GovernanceError
+    from memtui.maintenance.harm import HarmRateLimited
     from memtui.maintenance.revalidation_job import RevalidationUnavailable
     from memtui.recall import RecallError
     from memtui.review.lifecycle import MemoryNotFound
 
     return (LifecycleError, GovernanceError, MemoryNotFound, RecallError, RevalidationUnavailable,
-            sa.exc.OperationalError)
+            HarmRateLimited, sa.exc.OperationalError)
 
 
 def validation_problem(errors: list[dict]) -> ApiProblem:
