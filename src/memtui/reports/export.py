@@ -170,6 +170,9 @@ def parse_agents_md(text: str) -> list[tuple[str, str]]:
 # ---- whole-store JSON -----------------------------------------------------------------------
 
 _SPECIAL_TABLES = ("repository", "memory", "evidence", "memory_state_history")
+#: Tables an export never carries: API tokens (their hashes are credentials' fingerprints; issue 21 item 8).
+#: Tokens are issued again after ``import-store``.
+_NOT_EXPORTED = ("api_token",)
 #: Memory columns the native record shape does not carry; exported beside it and restored verbatim.
 _MEMORY_EXTRAS = ("proposer_type", "proposer_id", "failure_class", "failure_type", "promotion_status",
                   "requires_human_review", "root_cause_summary", "verification_probe", "source_action_ids",
@@ -250,7 +253,7 @@ def export_json(engine: Engine, viewer: Actor | None = None) -> dict:
     native shape lacks, per memory id), ``evidence`` (every evidence row, with revalidation's
     ``current*`` fields), ``history`` (every state-history event) and ``tables`` (every other table:
     usage and harm events, revalidation results, jobs, duplicate clusters, conflicts, compaction
-    proposals, decisions). Blocked memory — blocked now or ever — is exported redacted. The history
+    proposals, decisions; never API tokens). Blocked memory — blocked now or ever — is exported redacted. The history
     carries its chained hashes and ``memoryExtras`` each memory's ``contentHash`` (issue 9), so
     ``import-store`` can verify the file. ``viewer``: only the memory that actor may see
     (:func:`memtui.governance.visibility.narrow_export`).
@@ -266,7 +269,7 @@ def export_json(engine: Engine, viewer: Actor | None = None) -> dict:
         ever_blocked = {h.memory_id for h in history if h.to_state == "blocked"}
         redacted = {m.memory_id for m in memories if m.state == "blocked" or m.memory_id in ever_blocked}
         repos = list(session.exec(select(Repository).order_by(Repository.repository_id)))
-        tables = {t.name: _rows(session, t) for t in _other_tables()}
+        tables = {t.name: _rows(session, t) for t in _other_tables() if t.name not in _NOT_EXPORTED}
         from memtui.governance.visibility import narrow_export
 
         memories, history, tables = narrow_export(session, viewer, memories, history, tables)
