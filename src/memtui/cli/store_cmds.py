@@ -105,6 +105,8 @@ def import_(
                     _echo(f"  skipped: {source}:{line}: {why}")
     for err in report.rejected:
         _echo(f"  rejected: {err}")
+    for mid, why in getattr(report, "demoted", []) or []:  # issue 21 item 3: the evidence invariant
+        _echo(f"  imported as a candidate: {mid}: {why}")
     from memtui.cli.safety_cmds import print_import_safety
 
     print_import_safety(report)

@@ -19,8 +19,8 @@ repository and module path through :func:`canonical_key` / :func:`canonical_modu
 what is stored and compared is one spelling:
 
 - tenant and repository keys are lower case (``ACME`` is ``acme``), without surrounding blanks;
-  a key that is empty, ``.``/``..``, or holds a backslash, whitespace or a control character is
-  refused naming the field;
+  a key that is empty, ``.``/``..``, has an empty part (``a//b``, ``/a``, ``a/``) or holds a
+  backslash or a control character is refused naming the field;
 - a module path is repository-relative POSIX: backslashes become ``/``, repeated, leading and
   trailing ``/`` and ``.`` segments go, and ``a/../b`` is resolved to ``b``; a ``..`` that climbs
   above the repository root (``a/../../b``) is refused naming the field; an empty result (``.``,
@@ -49,8 +49,10 @@ class NotCanonical(ScopeSyntaxError):
 
     def __init__(self, field: str, value: str, why: str):
         self.field, self.value = field, value
-        super().__init__(f"field '{field}': {why} ({value!r}); canonical scope rule (issue 21): "
-                         "a scope names lower-case keys and a module path inside its repository")
+        #: the message without the field: for callers that name the field themselves
+        self.detail = (f"{why} ({value!r}); canonical scope rule (issue 21): a scope names lower-case "
+                       "keys and a module path inside its repository")
+        super().__init__(f"field '{field}': {self.detail}")
 
 
 def _controls(text: str) -> bool:
@@ -60,8 +62,8 @@ def _controls(text: str) -> bool:
 def canonical_key(value: str | None, field: str = "repositoryId") -> str | None:
     """A tenant or repository key in canonical form: stripped and lower case; None stays None.
 
-    Raises :class:`NotCanonical` naming ``field`` for an empty key, ``.``/``..``, a backslash,
-    whitespace inside, or a control character."""
+    Raises :class:`NotCanonical` naming ``field`` for an empty key, ``.``/``..``, an empty part
+    (``a//b``, a leading or trailing ``/``), a backslash, or a control character."""
     if value is None:
         return None
     raw = str(value)
@@ -70,8 +72,8 @@ def canonical_key(value: str | None, field: str = "repositoryId") -> str | None:
         raise NotCanonical(field, raw, "an empty key")
     if _controls(key):
         raise NotCanonical(field, raw, "a key holds control characters")
-    if "\\" in key or any(c.isspace() for c in key):
-        raise NotCanonical(field, raw, "a key holds a backslash or whitespace")
+    if "\\" in key:
+        raise NotCanonical(field, raw, "a key holds a backslash")
     if key in (".", "..") or key.startswith("/") or key.endswith("/") or "//" in key:
         raise NotCanonical(field, raw, "a key is not a path: no '.', '..' or empty parts")
     return key.lower()

@@ -83,6 +83,9 @@ class ImportReport:
     #: issue 9: (memory id, secret types) imported blocked; (memory id, field, kind) personal data redacted
     blocked: list[tuple[str, list[str]]] = field(default_factory=list)
     redacted: list[tuple[str, str, str]] = field(default_factory=list)
+    #: issue 21 item 3: (memory id, why) of records that arrived approved/active without evidence that
+    #: resolves against the repository, imported as candidates (:mod:`memtui.importers.evidence_check`)
+    demoted: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _field_line(data: Any, loc: tuple[Any, ...], default: int | None) -> int | None:
@@ -218,7 +221,8 @@ def parse_record_rows(raw: RawRecord) -> tuple[dict, list[dict]]:
                         f"{_message(other)}")
         raise RecordError(raw.path, raw.index, _field_line(data, loc, raw.line), rid,
                           _loc_text(loc) or None, message) from None
-    problems = _text_problems(kind, RowView(memory), [RowView(e) for e in evidence])
+    problems = _canonical_scope(kind, memory, evidence) + _text_problems(
+        kind, RowView(memory), [RowView(e) for e in evidence])
     if problems:
         (fld, message), rest = problems[0], problems[1:]
         message += "".join(f"; also field '{f}': {m}" for f, m in rest)
@@ -239,6 +243,33 @@ _FIELDS = {  # the record's own field names, per shape, for errors
     "awtl": {"statement": "proposed_memory", "tags": "tags", "logical": "candidate_id",
              "superseded": "supersededBy", "proposer": "source_action_ids[0]"},
 }
+
+
+_SCOPE_FIELDS = {  # column -> the record's own field, per shape (issue 21, item 2)
+    "memory": {"tenant_id": "scope.tenantId", "repository_id": "scope.repositoryId",
+               "module_path": "scope.modulePath"},
+    "candidate": {"tenant_id": "proposedScope.tenantId", "repository_id": "proposedScope.repositoryId",
+                  "module_path": "proposedScope.modulePath"},
+    "awtl": {"tenant_id": "tenant_id", "repository_id": "repository_id", "module_path": "module_path"},
+}
+
+
+def _canonical_scope(kind: str, memory: dict, evidence: list[dict]) -> list[tuple[str, str]]:
+    """Put the record's tenant, repository, module path and evidence repositories in canonical form
+    in place (:mod:`memtui.domain.scopes`, issue 21 item 2); (field, why) of each that cannot be."""
+    from memtui.domain.scopes import NotCanonical, canonical_key, canonical_module_path
+
+    problems: list[tuple[str, str]] = []
+    names = _SCOPE_FIELDS[kind]
+    targets = [(memory, col, names[col], canonical_module_path if col == "module_path" else canonical_key)
+               for col in ("tenant_id", "repository_id", "module_path")]
+    targets += [(e, "repository_id", f"evidence[{i}].repositoryId", canonical_key) for i, e in enumerate(evidence)]
+    for row, col, fld, norm in targets:
+        try:
+            row[col] = norm(row.get(col), fld)
+        except NotCanonical as exc:
+            problems.append((fld, exc.detail))
+    return problems
 
 
 def _text_problems(kind: str, memory: RowView, evidence: list[RowView]) -> list[tuple[str, str]]:
@@ -286,10 +317,12 @@ def _as_error(raw: RawRecord, fld: str | None, message: str) -> "RecordError":
 
 
 def import_files(engine: Engine, paths: list[Path | str], actor: Actor, *, skip_invalid: bool = False,
-                 progress: Callable[[int, int], None] | None = None) -> ImportReport:
+                 progress: Callable[[int, int], None] | None = None,
+                 repo_dir: Path | str | None = None) -> ImportReport:
     """Import every record of ``paths`` in ONE transaction, streamed (:class:`RecordWriter`).
 
-    Returns an :class:`ImportReport`. Raises :class:`ImportRefused` (nothing written) when a
+    ``repo_dir``: the checkout evidence is checked against (default: each repository's registered
+    checkout; issue 21 item 3, :mod:`memtui.importers.evidence_check`). Returns an :class:`ImportReport`. Raises :class:`ImportRefused` (nothing written) when a
     file cannot be read, or when any record is invalid and ``skip_invalid`` is False.
     ``progress(done, total)`` is called per batch written. Each new memory gets a creation event
     with ``actor``.
@@ -305,7 +338,8 @@ def import_files(engine: Engine, paths: list[Path | str], actor: Actor, *, skip_
         raise ImportRefused(file_errors)
     report = ImportReport()
     with Session(engine) as session, session.begin():
-        writer = RecordWriter(session, actor, report, skip_invalid=skip_invalid, progress=progress)
+        writer = RecordWriter(session, actor, report, skip_invalid=skip_invalid, progress=progress,
+                              repo_dir=repo_dir)
         writer.write_all(sources)
         if report.rejected and not skip_invalid:
             session.rollback()
@@ -414,14 +448,21 @@ class RecordWriter:
     insert per table (:func:`memtui.review.lifecycle.insert_created`) and the secret findings of blocked
     ones. Once a record is refused without ``skip_invalid`` the rest is still checked (every error is
     reported) but no longer written. A JSON Lines file of :data:`PARALLEL_BYTES` or more is prepared in
-    a second process (:func:`_prepared_in_child`), with the same outcome record by record.
+    a second process (:func:`_prepared_in_child`), with the same outcome record by record. Before the
+    creation checks, each batch's evidence is checked against the repository (``repo_dir``, else the
+    registered checkouts; :class:`memtui.importers.evidence_check.ImportEvidence`, issue 21 item 3):
+    the file's evidence status is replaced by what the check found, and a record arriving live whose
+    evidence does not resolve is written as a candidate, listed in ``report.demoted``.
     ``progress(done, total)``: records handled, records known so far.
     """
 
     def __init__(self, session: Session, actor: Actor, report: ImportReport, *, personal: bool = True,
                  skip_invalid: bool = False, batch: int = 1000,
-                 progress: Callable[[int, int], None] | None = None):
+                 progress: Callable[[int, int], None] | None = None, repo_dir: Path | str | None = None):
+        from memtui.importers.evidence_check import ImportEvidence
+
         self.session, self.actor, self.report = session, actor, report
+        self.evidence_check = ImportEvidence(session, repo_dir)
         self.personal, self.skip_invalid, self.batch, self.progress = personal, skip_invalid, batch, progress
         self._seen: dict[str, tuple[str, int | None, int]] = {}  # id -> (file, line, index) of its record
         self._pending: list[Prepared] = []
@@ -477,6 +518,8 @@ class RecordWriter:
         evidence_rows: list[dict] = []
         events: list[dict] = []
         screened = []
+        demoted = self.evidence_check.check([(p.memory, p.evidence) for p in pending
+                                             if p.memory["memory_id"] not in existing])
         for p in pending:
             mid = p.memory["memory_id"]
             if mid in existing:
@@ -488,9 +531,11 @@ class RecordWriter:
                         "already in the store with different content; give the new version its own "
                         "memoryId (same logicalMemoryId) so the old one can be superseded"))
                 continue
+            why = f"; {demoted[mid]}" if mid in demoted else ""
             try:
                 event = admit_row(self.session, p.memory, p.evidence, self.actor,
-                                  f"imported from {Path(p.path).name} record {p.index + 1}" + blocked_note(p.screen))
+                                  f"imported from {Path(p.path).name} record {p.index + 1}" + why
+                                  + blocked_note(p.screen))
             except LifecycleError as exc:
                 report.rejected.append(RecordError(p.path, p.index, p.line, mid, "state", str(exc)))
                 continue
@@ -504,6 +549,8 @@ class RecordWriter:
             for mid, screen in screened:
                 screened_import(self.session, mid, screen, self.actor, report)
                 report.imported.append(mid)
+                if mid in demoted:
+                    report.demoted.append((mid, demoted[mid]))
             self.session.flush()  # the secret findings, so the session holds nothing between batches
         self.done += len(pending)
         if self.progress:

@@ -72,8 +72,9 @@ from sqlmodel import Session, select
 
 from memtui.clock import utcnow
 from memtui.domain.invariants import Actor, LifecycleError
+from memtui.domain.scopes import NotCanonical, canonical_key, canonical_module_path
 from memtui.importers.limits import too_big
-from memtui.importers.native import ImportRefused, ImportReport, RecordWriter
+from memtui.importers.native import ImportRefused, ImportReport, RecordError, RecordWriter
 from memtui.importers.reader import ImportFileError, RawRecord, open_records, read_bytes
 from memtui.importers.records import (GROUP_TAG, ImportContext, Item, Parsed, _group_of, record_error,
                                       screen_items, tag)
@@ -310,7 +311,29 @@ def _context(paths: list[Path], repo_dir: Path | str | None, repository_id: str 
         if head is None and repo_dir is not None:
             raise ImportFileError(root, "--repo has no commit yet: commit, then import")
     rid = repository_id or (root.name if root is not None else None)
+    try:  # issue 21, item 2: one spelling of the repository key
+        rid = canonical_key(rid, "--repository-id" if repository_id else "repository (the checkout's name)")
+    except NotCanonical as exc:
+        raise ImportRefused([RecordError(str(repo_dir or paths[0]), None, None, None, exc.field, exc.detail)]) from None
     return ImportContext(root, head, rid)
+
+
+def _canonical_items(parsed: Parsed) -> None:
+    """Put each item's tenant, repository and module path in canonical form (issue 21, item 2); an
+    item whose scope cannot be is moved to ``parsed.errors`` naming the field (its source is then
+    incomplete, so a re-import retires nothing because of it)."""
+    keep: list[Item] = []
+    for it in parsed.items:
+        try:
+            it.tenant_id = canonical_key(it.tenant_id, "tenant")
+            it.repository_id = canonical_key(it.repository_id, "repository")
+            it.module_path = canonical_module_path(it.module_path, "modulePath")
+        except NotCanonical as exc:
+            parsed.errors.append(record_error(it.path, it.index, it.line, None, exc.field, exc.detail))
+            parsed.sources[(it.fmt, it.source)] = False
+            continue
+        keep.append(it)
+    parsed.items = keep
 
 
 # -- import ----------------------------------------------------------------------------------------
@@ -390,6 +413,7 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
         except ImportFileError as exc:
             file_errors.append(exc)
     screen_items(parsed)  # size limits, control characters in ids and tags (issue 9, item 5)
+    _canonical_items(parsed)  # one spelling of every scope (issue 21, item 2)
     if file_errors:
         raise ImportRefused(list(file_errors))
     report.formats.update(parsed.files)
@@ -416,7 +440,7 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
     with Session(engine) as session, session.begin():
         items = _drop_exported_lines(session, items, by_file, report)
         _write(session, items, by_file, parsed.sources, natives, actor, report, progress,
-               personal=not keep_personal_data, skip_invalid=skip_invalid)
+               personal=not keep_personal_data, skip_invalid=skip_invalid, repo_root=ctx.repo_root)
         if report.rejected and not skip_invalid:
             session.rollback()
             raise ImportRefused(report.rejected)
@@ -507,7 +531,7 @@ def _next_revisions(session: Session, items: list[Item]) -> None:
 def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], list[Item]],
            sources: dict[tuple[str, str], bool], natives: list[Iterable[RawRecord]],
            actor: Actor, report: FormatImportReport, progress: Callable[[int, int], None] | None,
-           personal: bool = True, skip_invalid: bool = False) -> None:
+           personal: bool = True, skip_invalid: bool = False, repo_root: Path | None = None) -> None:
     from memtui.safety.guard import blocked_note, screen_memory, screened_import
 
     now = utcnow()
@@ -559,7 +583,8 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
 
     # 2. native records, streamed in batches (a repeated id is refused naming both places)
     writer = RecordWriter(session, actor, report, personal=personal, skip_invalid=skip_invalid,
-                          progress=progress and (lambda done, known: progress(done, known + len(items))))
+                          progress=progress and (lambda done, known: progress(done, known + len(items))),
+                          repo_dir=repo_root)
     writer.write_all(natives)
     done = writer.done
     total = done + len(items)

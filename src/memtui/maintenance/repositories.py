@@ -13,7 +13,11 @@ from memtui.store.models import Repository
 
 def register_repository(engine: Engine, repository_id: str, checkout_path: Path | str | None,
                         tenant_id: str = "default") -> Repository:
-    """Add or update the repository ``repository_id`` with its checkout path (absolute). One transaction."""
+    """Add or update the repository ``repository_id`` with its checkout path (absolute). One transaction.
+    The keys are canonical (issue 21 item 2; :class:`memtui.domain.scopes.NotCanonical` otherwise)."""
+    from memtui.domain.scopes import canonical_key
+
+    repository_id, tenant_id = canonical_key(repository_id, "repository"), canonical_key(tenant_id, "tenant")
     path = str(Path(checkout_path).resolve()) if checkout_path else None
     with Session(engine, expire_on_commit=False) as session, session.begin():
         repo = session.get(Repository, repository_id)

@@ -21,6 +21,10 @@ Evidence rules (issue 3):
 * a call edge ``symbol CALLS target`` whose caller no longer invokes the target's method name
   is ``changed`` (``edge_removed``); a deleted caller is ``deleted``;
 * a commit the repository does not have is ``unverifiable`` (``commit_unknown``);
+* a ``doc`` or ``adr`` reference without a commit (its path, or a ref written as a repository path,
+  :func:`doc_reference_path`) is checked for existence at HEAD: ``valid`` (``exists``), else
+  ``unverifiable`` (``doc_missing``, issue 21 item 3), so a memory grounded in a document that is
+  not there goes to review;
 * evidence without a path or a commit (human, ref, replay) is ``unchecked``.
 
 Verdicts: ``invalidate`` (``all_evidence_deleted``) when every piece of evidence is checkable
@@ -42,7 +46,7 @@ from memtui.sources.history import History, safe_repo_path
 from memtui.sources.symbols import SymbolIndex, SymbolSpan, language_for
 
 __all__ = ["EvidenceRef", "EvidenceCheck", "MemoryVerdict", "RevalidationResult", "revalidate",
-           "CHECK_STATUSES", "OUTCOMES", "SEVERITIES"]
+           "CHECK_STATUSES", "OUTCOMES", "SEVERITIES", "doc_reference_path"]
 
 CHECK_STATUSES = ("valid", "changed", "deleted", "unverifiable", "unresolvable", "unchecked")
 OUTCOMES = ("keep", "needs_review", "invalidate")
@@ -140,6 +144,25 @@ class RevalidationResult:
     verdicts: list[MemoryVerdict]
     stats: dict[str, int] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)  # git errors met (objects a clone lacks, ...)
+
+
+#: Evidence types whose document is checked at HEAD when it has no commit (issue 21, item 3).
+DOC_TYPES = ("doc", "adr")
+
+
+def doc_reference_path(type_: str | None, path: str | None, ref: str | None) -> str | None:
+    """The repository path a ``doc``/``adr`` reference names, or None: its ``path``, else a ``ref``
+    written as a repository path (``docs/x.md``; not ``ADR-012``, a URL or words). Other types: None."""
+    if type_ not in DOC_TYPES:
+        return None
+    if path:
+        return safe_repo_path(path)
+    ref = (ref or "").strip()
+    if not ref or "://" in ref or any(c.isspace() for c in ref) or ref in ("mention", "example"):
+        return None
+    if "/" not in ref and "." not in ref:
+        return None
+    return safe_repo_path(ref)
 
 
 def _eid_key(value: Any) -> tuple[int, Any]:
@@ -578,6 +601,16 @@ def revalidate(evidence: Iterable[EvidenceRef], policies: Mapping[str, Sequence[
     history = History(repo, head)
     if named:
         fixed.update(check_references(named, repo, head, history, made))
+    # a doc or ADR without a commit: does the document exist at HEAD? (issue 21, item 3)
+    docs = [(e, p) for e in spans if not e.commit_sha and (p := doc_reference_path(e.type, e.path, e.ref))]
+    if docs:
+        sizes = repo.blob_sizes(head, sorted({p for _, p in docs}))
+        for e, p in docs:
+            if sizes.get(p) is not None:
+                fixed[e.evidence_id] = made(e, "valid", "exists", f"{e.type} {p} exists at HEAD", "none", p)
+            else:
+                fixed[e.evidence_id] = made(e, "unverifiable", "doc_missing",
+                                            f"{e.type} {p} does not exist at HEAD {_short(head)}", "high")
 
     # 1. one diff per distinct commit, hunks only for the paths evidence and policies name
     wanted: dict[str, set[str]] = {}

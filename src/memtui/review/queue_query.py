@@ -212,9 +212,14 @@ def _where(session: Session, f: QueueFilter, now: datetime, *, state_index: bool
         conds.append(Memory.repository_id.is_(None))
     elif f.repository_id:
         conds.append(Memory.repository_id == f.repository_id)
-    if f.module_path:
-        path = f.module_path.rstrip("/")
-        conds.append(sa.or_(Memory.module_path == path, Memory.module_path.startswith(path + "/", autoescape=True)))
+    if f.module_path:  # canonical (issue 21 item 2); a path climbing out of the repository matches nothing
+        from memtui.domain.scopes import NotCanonical, canonical_module_path
+        try:
+            path = canonical_module_path(f.module_path) or ""
+            conds.append(sa.or_(Memory.module_path == path,
+                                Memory.module_path.startswith(path + "/", autoescape=True)))
+        except NotCanonical:
+            conds.append(sa.false())
     if f.reason_code:
         conds.append(sa.exists().where(Evidence.memory_id == Memory.memory_id, Evidence.reason_code == f.reason_code))
     if f.min_confidence is not None:

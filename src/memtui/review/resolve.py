@@ -360,6 +360,12 @@ class ResolveService:
                     new = scopes.get(m.memory_id)
                     if not new:
                         continue
+                    if new.get("modulePath"):  # issue 21 item 2: canonical, so '..' cannot lead out
+                        from memtui.domain.scopes import NotCanonical, canonical_module_path
+                        try:
+                            new = {**new, "modulePath": canonical_module_path(new["modulePath"])}
+                        except NotCanonical as exc:
+                            raise ResolveError(f"{m.memory_id}: {exc}") from None
                     if "modulePath" in new and not _narrower(m.module_path, new["modulePath"]):
                         raise ResolveError(f"{new['modulePath']!r} is not narrower than {m.memory_id}'s module path "
                                            f"{m.module_path or '(the whole repository)'}: narrowing must stay inside it")
