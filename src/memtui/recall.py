@@ -148,24 +148,27 @@ def parse_scope(text: str, known_repositories: Iterable[str] = ()) -> RecallScop
     """Parse ``repository:NAME`` or ``repository:NAME/module/path``.
 
     A repository id may itself hold ``/``: the longest known repository id that the text starts
-    with wins; otherwise the name ends at the first ``/``. Raises :class:`RecallError`.
+    with wins; otherwise the name ends at the first ``/``. The scope is canonical (issue 21 item 2,
+    :mod:`memtui.domain.scopes`: the key in lower case, the module path resolved). Raises
+    :class:`RecallError` (also for a module path whose ``..`` climbs above the repository root).
     """
+    from memtui.domain.scopes import NotCanonical, canonical_key, canonical_module_path
+
     text = (text or "").strip()
     if not text.startswith(SCOPE_PREFIX):
         raise RecallError(f"scope {text!r}: expected repository:NAME or repository:NAME/module/path")
-    rest = text[len(SCOPE_PREFIX):].strip().strip("/")
+    rest = text[len(SCOPE_PREFIX):].strip().replace("\\", "/").strip("/")
     if not rest:
         raise RecallError(f"scope {text!r}: the repository name is missing")
-    known = set(known_repositories)
-    if rest in known:
-        return RecallScope(rest)
-    prefixes = sorted((k for k in known if rest.startswith(k + "/")), key=len, reverse=True)
-    if prefixes:
-        repo = prefixes[0]
-    else:
-        repo = rest.split("/", 1)[0]
-    module = rest[len(repo):].strip("/") or None
-    return RecallScope(repo, module)
+    known = {k.lower() for k in known_repositories}
+    low = rest.lower()
+    prefixes = sorted((k for k in known if low == k or low.startswith(k + "/")), key=len, reverse=True)
+    end = len(prefixes[0]) if prefixes else len(rest.split("/", 1)[0])
+    try:
+        return RecallScope(canonical_key(rest[:end], "scope repository"),
+                           canonical_module_path(rest[end:], "scope module"))
+    except NotCanonical as exc:
+        raise RecallError(f"scope {text!r}: {exc}") from None
 
 
 def known_repositories(session: Session) -> set[str]:
@@ -569,6 +572,9 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
     """
     if limit < 1:
         raise RecallError(f"limit must be at least 1, not {limit}")
+    from memtui.store.engine import read_only_reason
+
+    record = record and read_only_reason(engine) is None  # a read-only store recalls, records nothing (issue 21 item 7)
     task = task or ""
     now = utcnow()
     # expire_on_commit=False: the rows are only read after the commit; expiring 10,000 of them costs ~1 s

@@ -20,7 +20,13 @@ def check(
     per finding naming the memory and exit 1."""
     from memtui.governance.integrity import check_store, default_scanner
 
-    result = check_store(_engine(db), scanner=default_scanner())
+    engine = _engine(db)
+    result = check_store(engine, scanner=default_scanner())
+    from dataclasses import replace
+
+    from memtui.governance.scope_check import noncanonical_scopes  # issue 21 item 2
+
+    result = replace(result, findings=result.findings + tuple(noncanonical_scopes(engine)))
     if as_json:
         _echo(json.dumps({"clean": result.clean, "memories": result.memories, "events": result.events,
                           "secretsScanned": result.secrets_scanned, "findings": list(result.findings)},
