@@ -128,3 +128,169 @@ async def test_tui_detail_and_queue_show_bidi_controls_as_codes(tmp_path):
         assert BIDI_SHOWN in rendered
         _no_bidi(rendered + cell)
     engine.dispose()
+
+
+# ---- a governed demo store, served ------------------------------------------------------------------
+
+REPO = "order-service"
+AS_LEE = {"MEMTUI_ACTOR": "lee", "LOGNAME": "lee", "USER": "lee", "MEMTUI_NOW": FIXED_NOW}
+
+
+def _cli(*args: str, env: dict | None = None) -> str:
+    out = CliRunner().invoke(memtui_app, list(args), env={**AS_LEE, **(env or {})})
+    assert out.exit_code == 0, out.output
+    return out.stdout
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Serve:
+    """A `memtui serve` subprocess on a free port, its stdout and stderr kept apart."""
+
+    def __init__(self, db: str, tmp: Path, *extra: str, scheme: str = "http", verify=True, wait: bool = True):
+        self.port = _free_port()
+        self.base = f"{scheme}://127.0.0.1:{self.port}"
+        self.out, self.err = tmp / f"serve{self.port}.out", tmp / f"serve{self.port}.err"
+        self.proc = subprocess.Popen([MEMTUI, "serve", "--db", db, "--port", str(self.port), *extra],
+                                     env={**os.environ, "MEMTUI_NOW": FIXED_NOW},
+                                     stdout=self.out.open("w"), stderr=self.err.open("w"))
+        if not wait:
+            return
+        deadline = time.time() + 60
+        while True:
+            try:
+                if httpx.get(self.base + "/openapi.json", timeout=2, verify=verify).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if self.proc.poll() is not None or time.time() > deadline:
+                self.stop()
+                raise AssertionError(f"memtui serve did not start: {self.err.read_text()}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The demo store (SQLite) governed: lee lead, ann a reviewer of acme/billing-service only; a memory
+    of another tenant (globex/ledger); agent tokens bot, bot2, bot3 and lee's token."""
+    tmp = tmp_path_factory.mktemp("trust_demo")
+    db = str(tmp / "store.db")
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in AS_LEE.items():
+            mp.setenv(k, v)
+        _cli("demo", "--no-tui", "--workdir", str(tmp / "work"), "--db", db)
+        other = tmp / "other.yaml"
+        other.write_text(yaml.safe_dump({"memories": [rec("mem_ledger_secret", "Ledger rows are signed.",
+                                                          repo="ledger", tenant="globex")]}), encoding="utf-8")
+        _cli("import", str(other), "--db", db)
+        _cli("reviewers", "add", "lee", "--role", "lead", "--db", db)
+        _cli("reviewers", "add", "ann", "--role", "reviewer", "--scope", "acme/billing-service", "--db", db)
+        tokens = {name: _cli("tokens", "create", name, "--agent", "--db", db).strip()
+                  for name in ("bot", "bot2", "bot3")}
+        tokens["lee"] = _cli("tokens", "create", "lee", "--db", db).strip()
+    return {"db": db, "tmp": tmp, "tokens": tokens}
+
+
+@pytest.fixture(scope="module")
+def api(demo):
+    server = Serve(demo["db"], demo["tmp"])
+    yield {**demo, "base": server.base}
+    server.stop()
+
+
+def _client(api, who: str) -> httpx.Client:
+    return httpx.Client(base_url=api["base"], headers={"Authorization": f"Bearer {api['tokens'][who]}"}, timeout=30)
+
+
+def _one(db: str, sql: str, **params):
+    engine = open_store(db)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(sa.text(sql), params).scalar()
+    finally:
+        engine.dispose()
+
+
+# ---- 12: duplicate JSON keys ----------------------------------------------------------------------
+
+def test_http_refuses_a_body_that_repeats_a_key(api):
+    mid = "mem_validation_tests"
+    version = _one(api["db"], "SELECT version FROM memory WHERE memory_id = :m", m=mid)
+    body = ('{"decision": "needs_review", "expectedVersion": %d, "decision": "approve"}' % version).encode()
+    nested = b'{"action": "narrow", "scopes": {"m": {"modulePath": "a", "modulePath": "b"}}}'
+    with _client(api, "lee") as lee:
+        r = lee.post(f"/memory/candidates/{mid}/review", content=body, headers={"Content-Type": "application/json"})
+        n = lee.post("/memory/conflicts/nope/resolve", content=nested, headers={"Content-Type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == "decision" and "duplicate key 'decision'" in r.json()["detail"]
+    assert n.status_code == 422 and n.json()["field"] == "modulePath", n.text
+    assert _one(api["db"], "SELECT version FROM memory WHERE memory_id = :m", m=mid) == version  # nothing decided
+
+
+# ---- 13: an agent reads only what MCP get_memory gives it -------------------------------------------
+
+def test_agent_get_memory_follows_mcp_eligibility(api):
+    with _client(api, "bot") as bot, _client(api, "lee") as lee:
+        eligible = bot.get("/memory/mem_build_command")
+        candidate = bot.get("/memory/mem_new_rules_via_registry")
+        conflicted = bot.get("/memory/mem_adr_012_rule_registry")  # active, but in an open conflict
+        reviewer = lee.get("/memory/mem_new_rules_via_registry")
+    assert eligible.status_code == 200 and eligible.json()["memoryId"] == "mem_build_command"
+    for r in (candidate, conflicted):
+        assert r.status_code == 404 and "is not available" in r.json()["detail"], r.text
+        assert "statement" not in r.json()
+    assert reviewer.status_code == 200 and reviewer.json()["state"] == "candidate"
+
+
+# ---- 13: harm reports by agents ---------------------------------------------------------------------
+
+def test_one_agent_cannot_challenge_a_lead_adr_two_agents_can(api):
+    from memtui.maintenance.harm import AGENT_QUORUM
+
+    assert AGENT_QUORUM == 2
+    mid = "mem_adr_012_rule_registry"  # an architecture decision: high-impact
+    with _client(api, "bot") as bot, _client(api, "bot2") as bot2:
+        first = bot.post(f"/memory/{mid}/usage", json={"outcome": "harm", "issue": "misled me"})
+        again = bot.post(f"/memory/{mid}/usage", json={"outcome": "harm", "issue": "misled me again"})
+        assert _one(api["db"], "SELECT state FROM memory WHERE memory_id = :m", m=mid) == "active"
+        second = bot2.post(f"/memory/{mid}/usage", json={"outcome": "harm", "issue": "misled me too"})
+    assert first.status_code == again.status_code == second.status_code == 200, second.text
+    assert first.json()["newState"] is None and again.json()["newState"] is None  # recorded, state unchanged
+    assert second.json()["newState"] == "challenged"
+    assert _one(api["db"], "SELECT state FROM memory WHERE memory_id = :m", m=mid) == "challenged"
+    assert _one(api["db"], "SELECT count(*) FROM memory_usage_events WHERE memory_id = :m AND outcome = 'harm'",
+                m=mid) == 3
+    assert _one(api["db"], "SELECT count(*) FROM memory_harm_events WHERE memory_id = :m", m=mid) == 1
+
+
+def test_harm_reports_of_an_agent_are_rate_limited(api):
+    from memtui.maintenance.harm import HARM_REPORTS_PER_HOUR
+
+    assert HARM_REPORTS_PER_HOUR == 20
+    mid = "mem_build_command"  # lee took it into use: lead-owned, so bot3 alone never challenges it
+    with _client(api, "bot3") as bot3, _client(api, "bot") as bot:
+        answers = [bot3.post(f"/memory/{mid}/usage", json={"outcome": "harm", "issue": f"report {i}"})
+                   for i in range(21)]
+        other = bot.post(f"/memory/{mid}/usage", json={"outcome": "positive"})
+    assert [a.status_code for a in answers[:20]] == [200] * 20
+    refused = answers[20]
+    assert refused.status_code == 429, refused.text
+    assert refused.headers["retry-after"] == "3600"  # the clock is fixed: the first report leaves the window in 1 h
+    assert "20 in the last hour" in refused.json()["detail"]
+    assert other.status_code == 200  # another agent is not limited by bot3's reports
+    assert _one(api["db"], "SELECT count(*) FROM memory_usage_events WHERE memory_id = :m AND outcome = 'harm'",
+                m=mid) == 20
+    assert _one(api["db"], "SELECT state FROM memory WHERE memory_id = :m", m=mid) == "active"

@@ -180,13 +180,13 @@ def prune(
     except PolicyError as exc:
         raise _fail(str(exc))
     engine = _engine(db)
-    plan = pruning_plan(engine, rules, clock)
+    who = _actor(actor, role, engine)
+    plan = pruning_plan(engine, rules, clock, viewer=who)  # only memory inside the caller's scopes (issue 21)
     for item in plan.archive:
         _echo(f"archive  {item.memory_id}: {'; '.join(item.reasons)}")
     for item in plan.keep:
         _echo(f"keep     {item.memory_id}: {'; '.join(item.reasons)}")
     if apply:
-        who = _actor(actor, role, engine)
         _require(engine, who, "prune --apply")
         try:
             result = apply_pruning_plan(engine, plan, who, set(only) if only else None, now=clock)

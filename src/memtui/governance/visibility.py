@@ -183,6 +183,49 @@ def visible_memory_ids(engine: Engine, viewer: Actor | None) -> set[str] | None:
         return set(session.exec(select(Memory.memory_id).where(clause)).all())
 
 
+def repositories_within(engine: Engine, within, viewer: Actor | None) -> set[tuple[str, str]]:
+    """The (tenant, repository) pairs the store knows -- registered, or named by memory -- that lie
+    inside ``within`` (a :class:`memtui.domain.scopes.Scope`, its module ignored; None: anywhere)
+    and that ``viewer`` may see (an agent: no ``private`` one; a scoped reviewer: a repository its
+    scopes reach). What a transport may name in an error (issue 21 item 8)."""
+    from memtui.domain.scopes import Scope, in_scope
+    from memtui.store.models import Repository
+
+    with Session(engine) as session:
+        pairs = set(session.exec(select(Repository.tenant_id, Repository.repository_id)).all())
+        pairs.update(session.exec(select(Memory.tenant_id, Memory.repository_id)
+                                  .where(Memory.repository_id.is_not(None)).distinct()).all())
+        unscoped_agent = viewer is not None and viewer.type != "human" and viewer.scopes is None
+        hidden = private_repositories(session) if unscoped_agent else set()
+    bound = Scope(within.tenant, within.repository) if within is not None and within.tenant else None
+    out = set()
+    for tenant, repo in pairs:
+        if not tenant or not repo or repo in hidden:
+            continue
+        if bound is not None and not in_scope(tenant, repo, None, bound):
+            continue
+        if viewer is not None and viewer.scopes is not None and not _reaches(viewer.scopes, tenant, repo):
+            continue
+        out.add((tenant, repo))
+    return out
+
+
+def _reaches(scopes, tenant: str, repository: str) -> bool:
+    """Whether any of ``scopes`` reaches into the repository (a module scope inside it counts)."""
+    from memtui.domain.scopes import Scope, in_scope
+
+    for text in scopes:
+        if text.strip() == "*":
+            return True
+        try:
+            s = parse_scope(text)
+        except (ScopeSyntaxError, ValueError):
+            continue
+        if in_scope(tenant, repository, None, Scope(s.tenant, s.repository)):
+            return True
+    return False
+
+
 def all_visible(ids, visible: set[str] | None) -> bool:
     """Whether every id of ``ids`` is visible (``visible`` None: everything is)."""
     return visible is None or all(i in visible for i in ids)

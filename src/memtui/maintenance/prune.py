@@ -42,11 +42,16 @@ class PruningPlan:
     keep: list[PruneItem] = field(default_factory=list)
 
 
-def pruning_plan(engine: Engine, rules: PruningRules, now: datetime, repository_id: str | None = None) -> PruningPlan:
-    """Compute the plan at ``now`` (read-only; deterministic order by memory id)."""
+def pruning_plan(engine: Engine, rules: PruningRules, now: datetime, repository_id: str | None = None,
+                 viewer: Actor | None = None) -> PruningPlan:
+    """Compute the plan at ``now`` (read-only; deterministic order by memory id). ``viewer``: only the
+    memory that actor may see (:func:`memtui.governance.visibility.restrict`; issue 21 item 8), so a
+    plan -- and the archiving it leads to -- never lists memory outside the caller's scopes."""
+    from memtui.governance.visibility import restrict
+
     plan = PruningPlan()
     with Session(engine) as session:
-        q = select(Memory)
+        q = restrict(select(Memory), session, viewer)
         if repository_id is not None:
             q = q.where(Memory.repository_id == repository_id)
         for m in session.exec(q.order_by(Memory.memory_id)):

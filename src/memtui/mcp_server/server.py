@@ -24,7 +24,10 @@ None: the whole store) bounds every argument: a scope outside it is refused, a m
 is "not available" -- as is one that is blocked, conflicted, stale or otherwise ineligible, without
 its text. Text sent to the agent is plain: terminal escape sequences removed and other control
 characters shown as ``\\xNN`` (:func:`memtui.text.visible`); nothing interprets Rich markup.
-Refusals come back as tool errors (``is_error``) whose message names the argument (``scope: ...``).
+Refusals come back as tool errors (``is_error``) whose message names the argument (``scope: ...``)
+and nothing outside the caller's scope (issue 21 item 8: an unknown, out-of-scope or private
+repository are the same "unknown repository"). Harm reports are bounded as
+:mod:`memtui.maintenance.harm` says (a rate per agent; a quorum for protected memory).
 """
 
 from __future__ import annotations
@@ -101,7 +104,13 @@ class MemtuiAgentServer:
     def scope_arg(self, text: str | None, argument: str = "scope") -> Scope:
         """The scope an argument names (``repository:NAME[/module]`` or ``tenant/repository[/module]``),
         or the server's scope when omitted; ToolError naming ``argument`` when it is malformed,
-        unknown or outside the server's scope."""
+        unknown or outside the server's scope.
+
+        An error names nothing the caller may not see (issue 21 item 8): a repository that does not
+        exist, lies outside the server's scope or is private to this agent is the same "unknown
+        repository", listing only the repositories the agent may name; the store's own answer (a
+        wrong tenant, several tenants) is passed on only about a repository the agent may name."""
+        from memtui.governance.visibility import repositories_within
         from memtui.recall import RecallError, resolve_any_scope
 
         if text is None or not text.strip():
@@ -109,14 +118,45 @@ class MemtuiAgentServer:
                 raise ToolError(f"{argument}: required (this server serves the whole store); "
                                 "write repository:NAME[/module] or tenant/repository[/module]")
             return self.scope
+        nameable = repositories_within(self.engine, self.scope, self.agent(None))
+        typed = self._typed_repository(text, argument, {r for _t, r in nameable})
+
+        def unknown() -> ToolError:
+            here = sorted({r for _t, r in nameable})
+            return ToolError(f"{argument}: unknown repository {visible(typed)!r} (known here: "
+                             f"{', '.join(here) or 'none'})")
+
+        if typed is not None and typed not in {r for _t, r in nameable}:
+            raise unknown()
         try:
             scope = resolve_any_scope(self.engine, text)
-        except RecallError as exc:
-            raise ToolError(f"{argument}: {exc}") from None
+        except RecallError:  # a wrong or missing tenant of a repository the agent may name: its tenants here
+            tenants = sorted(t for t, r in nameable if r == typed)
+            raise ToolError(f"{argument}: repository {visible(typed or '')!r} belongs to tenant {', '.join(tenants)}; "
+                            "write tenant/repository[/module]") from None
+        if scope.repository is not None and (scope.tenant, scope.repository) not in nameable:
+            raise unknown()
         if self.scope is not None and not (scope.tenant is not None and in_scope(
                 scope.tenant, scope.repository, scope.module, self.scope)):
             raise ToolError(f"{argument}: {scope.label} lies outside this server's scope {self.scope.label}")
         return scope
+
+    @staticmethod
+    def _typed_repository(text: str, argument: str, known: set[str]) -> str | None:
+        """The repository a scope argument names, read without the store (None: a tenant-only or
+        ``*`` scope); ToolError naming ``argument`` for a malformed scope."""
+        from memtui.domain.scopes import ScopeSyntaxError
+        from memtui.domain.scopes import parse_scope as parse_tenant_scope
+        from memtui.recall import SCOPE_PREFIX, RecallError, parse_scope
+
+        try:
+            if text.strip().startswith(SCOPE_PREFIX):
+                return parse_scope(text, known).repository_id
+            return parse_tenant_scope(text).repository
+        except RecallError as exc:
+            raise ToolError(f"{argument}: {exc}") from None
+        except (ScopeSyntaxError, ValueError) as exc:
+            raise ToolError(f"{argument}: {exc}; or write repository:NAME[/module]") from None
 
     def recall_scope_arg(self, text: str | None) -> Scope:
         """The recall scope: the argument, else the server's scope, else the store's only repository
@@ -176,6 +216,7 @@ class MemtuiAgentServer:
 
     def report(self, memory_id: str, outcome: str, ctx: Context | None, *, workflow_run_id: str | None = None,
                issue: str | None = None) -> CallToolResult:
+        from memtui.maintenance.harm import AGENT_QUORUM, HarmRateLimited
         from memtui.maintenance.usage import OUTCOMES, record_usage
         from memtui.review.lifecycle import MemoryNotFound
         from memtui.safety.guard import SecretInComment, refuse_secret_comment
@@ -196,9 +237,14 @@ class MemtuiAgentServer:
         except MemoryNotFound:
             raise ToolError(f"memory_id: {memory_id} is not available (no such memory in this server's scope)"
                             ) from None
+        except HarmRateLimited as exc:
+            raise ToolError(f"report_harm: {exc}") from None
         text = f"{memory_id}: usage {outcome} recorded ({out.usage_id})"
         if out.new_state:
             text += f"; the memory is now {out.new_state} and waits for a reviewer"
+        elif outcome == "harm":
+            text += (f"; the memory's state is unchanged (a high-impact or lead-owned memory is challenged once "
+                     f"{AGENT_QUORUM} agents or a human report harm)")
         return _answer(text, {"usageId": out.usage_id, "memoryId": memory_id, "outcome": outcome,
                               "newState": out.new_state})
 
