@@ -126,8 +126,10 @@ def test_three_shapes_import_with_their_fields(engine, tmp_path, fmt):
     assert (m.scope.tenant_id, m.scope.repository_id, m.scope.module_path) == ("acme", "order-service",
                                                                                "src/validation")
     assert (m.scope.applies_to, m.scope.does_not_apply_to) == (("validation",), ("pricing",))
+    # issue 21 item 3: no checkout holds its commit, so the active record arrives as a candidate
     assert (m.state, m.review_state, m.conflict_state, m.impact, m.origin) == (
-        "active", "approved", "none", "normal", "agent")
+        "candidate", "pending", "none", "normal", "agent")
+    assert [mid for mid, _ in report.demoted] == ["mem_rule_registry"]
     assert m.confidence == pytest.approx(0.84)
     assert (m.proposer_type, m.proposer_id) == ("agent_workflow", "wf_01J")
     assert m.tags == ("validation", "rules")
@@ -136,7 +138,7 @@ def test_three_shapes_import_with_their_fields(engine, tmp_path, fmt):
     assert m.review_after_days == 90 and m.expires_after_days is None
     assert m.version == 1
     assert [(e.type, e.path, e.commit_sha, e.line_start, e.line_end, e.status) for e in m.evidence] == [
-        ("file_span", "src/validation/RuleRegistry.java", SHA, 10, 28, "valid"),
+        ("file_span", "src/validation/RuleRegistry.java", SHA, 10, 28, "unchecked"),  # never the file's "valid"
         ("call_edge", None, None, None, None, "unchecked"),
     ]
     assert (m.evidence[1].symbol, m.evidence[1].target) == ("OrderValidator.validate", "RuleRegistry.resolve")
@@ -171,7 +173,8 @@ def test_three_shapes_import_with_their_fields(engine, tmp_path, fmt):
     for mid in report.imported:
         (ev,) = svc.history(mid)
         assert (ev.from_state, ev.actor_id, ev.actor_role) == (None, "importer-1", "reviewer")
-        assert ev.reason == f"imported from {path.name} record {report.imported.index(mid) + 1}"  # 1-based for people
+        reason = f"imported from {path.name} record {report.imported.index(mid) + 1}"  # 1-based for people
+        assert ev.reason == reason or ev.reason.startswith(reason + "; arrived active but no evidence resolves")
 
 
 def test_awtl_failure_classes_and_defaults(engine, tmp_path):
@@ -434,25 +437,30 @@ def test_reimport_with_changed_content_is_refused(engine, tmp_path):
 
 # ---- invariants at import ----------------------------------------------------------------------
 
-def test_active_record_without_evidence_is_refused(engine, tmp_path):
+def test_active_record_without_evidence_arrives_as_a_candidate(engine, tmp_path):
+    # issue 21 item 3: import obeys the evidence invariant by arriving as a candidate, the reason listed
     text = GOOD_YAML + "    state: active\n"
     path = write(tmp_path, "active.yaml", text)
-    exc = refused(engine, [write(tmp_path, "fine.yaml", GOOD_YAML.replace("mem_good", "mem_fine")), path])
-    (err,) = exc.errors
-    assert (err.path, err.record_id, err.index) == (str(path), "mem_good", 0)
-    assert "evidence invariant" in str(err)
-    assert counts(engine) == (0, 0, 0)
+    report = import_files(engine, [write(tmp_path, "fine.yaml", GOOD_YAML.replace("mem_good", "mem_fine")), path],
+                          IMPORTER)
+    assert report.imported == ["mem_fine", "mem_good"] and report.rejected == []
+    ((mid, why),) = report.demoted
+    assert mid == "mem_good" and "evidence invariant" in why and "it has no evidence" in why
+    with Session(engine) as s:
+        assert s.get(Memory, "mem_good").state == "candidate"
 
 
-def test_active_record_with_gone_evidence_is_refused(engine, tmp_path):
+def test_active_record_with_gone_evidence_arrives_as_a_candidate(engine, tmp_path):
     text = GOOD_YAML + ("    state: active\n    evidence:\n      - type: file_span\n"
                         "        path: src/Gone.java\n        status: deleted\n")
-    (err,) = refused(engine, [write(tmp_path, "gone.yaml", text)]).errors
-    assert "evidence invariant" in str(err)
+    report = import_files(engine, [write(tmp_path, "gone.yaml", text)], IMPORTER)
+    ((mid, why),) = report.demoted
+    assert mid == "mem_good" and "evidence invariant" in why
 
 
 def test_high_impact_record_arrives_live_only_when_approved(engine, tmp_path):
-    rec = {**MEMORY, "memoryId": "mem_adr", "type": "architecture_decision", "reviewState": "pending"}
+    rec = {**MEMORY, "memoryId": "mem_adr", "type": "architecture_decision", "reviewState": "pending",
+           "evidence": [{"type": "human", "ref": "decided by the team"}]}  # a human source needs no checkout
     (err,) = refused(engine, [write(tmp_path, "adr.yaml", yaml.safe_dump([rec]))]).errors
     assert "review invariant" in str(err)
     rec["reviewState"] = "approved"

@@ -112,10 +112,12 @@ def test_skip_invalid_across_batches_writes_the_rest_sealed(store_url, tmp_path)
         with Session(engine) as s:
             m = s.get(Memory, "mem-02499")
             ev = s.exec(select(StateHistory).where(StateHistory.memory_id == "mem-02499")).one()
-            assert (m.state, m.review_state, m.statement) == ("active", "approved",
+            # issue 21 item 3: no checkout to check its evidence against, so the active record is a candidate
+            assert (m.state, m.review_state, m.statement) == ("candidate", "pending",
                                                                "Rule 2499 is registered through RuleRegistry.")
-            assert (ev.from_state, ev.to_state, ev.actor_id, ev.reason) == (
-                None, "active", "importer-1", "imported from mixed.jsonl record 2501")
+            assert (ev.from_state, ev.to_state, ev.actor_id) == (None, "candidate", "importer-1")
+            assert ev.reason.startswith("imported from mixed.jsonl record 2501; arrived active but no evidence "
+                                        "resolves against the repository")
             fields = {c.name: getattr(ev, c.name) for c in StateHistory.__table__.columns}
             assert ev.prev_hash == "" and ev.event_hash == event_hash("", fields)
             row = {c.name: getattr(m, c.name) for c in Memory.__table__.columns}
