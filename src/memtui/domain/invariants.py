@@ -110,10 +110,6 @@ ORIGINAL_EVIDENCE_TYPES: frozenset[str] = frozenset(
 )
 _GONE = frozenset({EvidenceStatus.DELETED, EvidenceStatus.UNVERIFIABLE, EvidenceStatus.UNRESOLVABLE,
                    EvidenceStatus.RETIRED})
-#: States that take a memory out of use for good (a human doing so to high-impact memory needs a lead).
-RETIRING_STATES: frozenset[str] = frozenset(
-    {State.REJECTED, State.INVALIDATED, State.ARCHIVED, State.SUPERSEDED, State.DEPRECATED}
-)
 
 
 def is_high_impact(m: MemoryFacts) -> bool:
@@ -253,12 +249,42 @@ def approval_gates(m: MemoryFacts, actor: Actor) -> list[tuple[str, str]]:
     return out
 
 
-def check_transition(m: MemoryFacts, to_state: str, actor: Actor, *, undo: bool = False) -> None:
+_CURRENT = object()
+
+
+def check_authority(m: MemoryFacts, to_state: str, actor: Actor, *, review_start=_CURRENT, undo: bool = False,
+                    undoes_creation: bool = False) -> None:
+    """Invariant 6 judged by outcome (issue 21, Build item 1): refuse ``actor`` an outcome
+    :data:`memtui.domain.authority.AUTHORITY` does not give it for this memory. ``review_start``: where the
+    memory's current review began (:func:`memtui.domain.authority.review_start`; default its state).
+    Raises :class:`InvariantViolation` ("review invariant: taking high-impact memory out of use needs a
+    lead …") naming the path from the review start."""
+    from memtui.domain import authority
+
+    start = m.state if review_start is _CURRENT else review_start
+    kind = authority.outcome(start, m.state, to_state, undo=undo, undoes_creation=undoes_creation)
+    why = authority.refusal(kind, is_high_impact(m), authority.who(actor.type, actor.role))
+    if why is None:
+        return
+    if kind == "admit" and start == m.state:  # the plain approval keeps the words of check_review
+        check_review(m, actor)
+    raise InvariantViolation(
+        "review", m.memory_id,
+        f"{why} (high-impact: {authority.HIGH_IMPACT_WORDS}; "
+        f"{authority.describe(kind, start, m.state, to_state)}); "
+        f"{actor.type} {actor.id!r} has role {actor.role!r}",
+    )
+
+
+def check_transition(m: MemoryFacts, to_state: str, actor: Actor, *, undo: bool = False,
+                     review_start=_CURRENT, undoes_creation: bool = False) -> None:
     """Refuse the change ``m.state -> to_state`` by ``actor`` unless the table and invariants allow it.
 
     ``undo`` marks a compensating change that returns a memory to the state it had before
     a decision: the table is not consulted (the step back is the inverse of an allowed one),
-    the invariants still are. Raises :class:`TransitionRefused` or :class:`InvariantViolation`;
+    the invariants still are. ``review_start`` (where the memory's current review began) and
+    ``undoes_creation`` feed :func:`check_authority`, which judges who may cause the outcome
+    (issue 21). Raises :class:`TransitionRefused` or :class:`InvariantViolation`;
     returns None when the change may be written. A human outside its scopes gets
     :class:`ScopeRefused` first, on every path (decide, undo, batch, merge, resolve, compaction,
     policy, prune, import).
@@ -266,19 +292,22 @@ def check_transition(m: MemoryFacts, to_state: str, actor: Actor, *, undo: bool 
     check_actor_scope(m, actor)
     if not undo and not is_allowed(m.state, to_state):
         raise TransitionRefused(m.memory_id, m.state, to_state)
+
+    def authority() -> None:
+        check_authority(m, to_state, actor, review_start=review_start, undo=undo, undoes_creation=undoes_creation)
+
     if State(to_state) in LIVE_STATES and m.state not in LIVE_STATES:
         check_evidence(m)
         check_scope(m)
         if not undo:  # an undo restores a live state that coexisted with the conflict (still excluded from recall)
             check_conflict(m)
         check_lineage(m)
-        check_review(m, actor)
+        authority()
         check_promotion(m, actor)
     elif State(to_state) in LIVE_STATES:
         # approved -> active (or the reverse): the facts may have changed since approval
         check_evidence(m)
         check_scope(m)
         check_conflict(m)
-    elif m.state in LIVE_STATES and State(to_state) in RETIRING_STATES and actor.type == "human":
-        # taking high-impact memory out of use is as high-impact as putting it in use
-        check_review(m, actor)
+    else:
+        authority()

@@ -6,7 +6,10 @@ version check before anything is written, by the optimistic ``UPDATE … WHERE v
 matches no row (StaleDataError), or, on SQLite, by retrying after another process took the write
 lock first (:func:`retry_when_outraced`).
 
-Claims: two reviewers working one queue never get the same item.
+Claims: two reviewers working one queue never get the same item, and a claim is enforced (issue 21,
+Build item 5): a memory someone holds an unexpired claim on is decided (any change of state through
+:func:`memtui.review.lifecycle.transition`) only by its claimer, or by a lead, who breaks the claim
+(:func:`check_claim`; audited ``claim_broken``). An expired claim binds no one.
 
 :func:`claim_next` picks the next queue items without an unexpired claim and claims them for the
 reviewer until ``now + ttl``. On PostgreSQL the pick is ``SELECT … FOR UPDATE SKIP LOCKED`` over
@@ -28,6 +31,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, select
 
 from memtui.clock import iso, utcnow
+from memtui.domain.decisions import DecisionError
 from memtui.domain.states import QUEUE_STATES
 from memtui.store.engine import is_lock_conflict  # noqa: F401  (re-exported: callers import it from here)
 from memtui.store.models import Memory, ReviewClaim, StateHistory
@@ -76,6 +80,30 @@ def retry_when_outraced(method):
         raise AssertionError("unreachable")  # pragma: no cover
 
     return wrapper
+
+
+class ClaimHeld(DecisionError):
+    """A human other than the claimer (and not a lead) tried to change a claimed memory (issue 21, item 5)."""
+
+
+def check_claim(session: Session, memory_id: str, actor) -> None:
+    """Refuse (:class:`ClaimHeld`) ``actor`` changing ``memory_id`` while another reviewer holds an
+    unexpired claim on it; a lead breaks the claim instead: the claim row is removed and an audit event
+    ``claim_broken`` (claimer, expiry) is added to the caller's transaction, so both stand or fall with
+    the lead's change. An expired claim, or the actor's own, passes."""
+    now = utcnow()
+    row = session.connection().execute(sa.select(_C.c.claimed_by, _C.c.expires_at).where(
+        _C.c.memory_id == memory_id, _C.c.expires_at > now)).first()
+    if row is None or row.claimed_by == actor.id:
+        return
+    if actor.role != "lead":
+        raise ClaimHeld(f"{memory_id} is claimed by {row.claimed_by} until {iso(row.expires_at)}: only they, "
+                        f"or a lead who breaks the claim, may decide it until then ({actor.id!r} has role "
+                        f"{actor.role!r})")
+    from memtui.governance.audit import audit
+
+    session.connection().execute(sa.delete(_C).where(_C.c.memory_id == memory_id))
+    audit(session, "claim_broken", actor.id, memory_id, claimedBy=row.claimed_by, expiresAt=iso(row.expires_at))
 
 
 def _upsert(dialect: str):

@@ -79,6 +79,7 @@ def transition(
     review_state: str | None = None,
     decision_id: str | None = None,
     evidence: list[Evidence] | None = None,
+    check_claim: bool = True,
 ) -> StateHistory:
     """Move ``memory`` to ``to_state`` as ``actor`` and record why; the caller commits.
 
@@ -97,7 +98,14 @@ def transition(
     to = State(to_state)
     if evidence is None:
         evidence = load_evidence(session, memory.memory_id)
-    _audited(session, actor, check_transition, facts_of(memory, evidence), to, actor, undo=compensates is not None)
+    undone = session.get(StateHistory, compensates) if compensates is not None else None
+    _audited(session, actor, check_transition, facts_of(memory, evidence), to, actor, undo=compensates is not None,
+             review_start=review_start_of(session, memory),
+             undoes_creation=undone is not None and undone.from_state is None)
+    if check_claim and actor.type == "human":
+        from memtui.review.concurrency import check_claim as held
+
+        held(session, memory.memory_id, actor)  # issue 21: a claimed memory is decided by its claimer
     chain.watch(session)  # the event and the memory are sealed at flush (issue 9)
     now = utcnow()
     event = StateHistory(
@@ -161,8 +169,8 @@ def _follow_lineage(session: Session, memory: Memory, before: str, actor: Actor,
                 continue
             why = f"lineage: source {memory.memory_id} is {to} (seed 000 §20.3)"
             if derived.state in lineage.REVIEWABLE_STATES:
-                transition(session, derived, State.NEEDS_REVIEW.value, actor, reason=why,
-                           review_state="pending", decision_id=decision_id, job_id=job_id)
+                transition(session, derived, State.NEEDS_REVIEW.value, actor, reason=why, review_state="pending",
+                           decision_id=decision_id, job_id=job_id, check_claim=False)
             elif derived.state == State.NEEDS_REVIEW.value:
                 record_note(session, derived, actor, why, decision_id=decision_id, job_id=job_id)
 
@@ -321,6 +329,7 @@ def insert_created(session: Session, memories: list[dict], evidence: list[dict],
     (memories first: evidence and history refer to them)."""
     from memtui.store.rows import insert_many
 
+    chain.note(session, "memory", [m["memory_id"] for m in memories])  # sealed at commit (issue 21 item 6)
     connection = session.connection()
     for table, rows in ((Memory.__table__, memories), (Evidence.__table__, evidence),
                         (StateHistory.__table__, events)):
@@ -346,14 +355,11 @@ def record_note(session: Session, memory: Memory, actor: Actor, reason: str, *,
     return event
 
 
-def waiting_reason(events) -> str | None:
-    """Why a memory is in its state now: the reason of the event that put it there (issue 11, item 3).
-
-    ``events``: the memory's history, oldest first (rows or views with ``event_id``, ``from_state``,
-    ``to_state``, ``reason``, ``compensates``). Notes (from = to) change no state and are skipped; an
-    undo takes its undone event out, so after "needs review -> approve -> undo" the reason is the
-    one the memory was sent to review with, not "undo of …". An undo that leads somewhere no kept
-    event did (a created memory archived) is its own reason. None for no events."""
+def effective_events(events) -> list:
+    """The changes of state that stand, oldest first: notes (from = to) left out and each undone event
+    struck with its undo (an undo that leads where no kept event did stays, as a change of its own).
+    ``events``: a memory's history oldest first (rows or views with ``event_id``, ``from_state``,
+    ``to_state``, ``compensates``)."""
     effective: list = []
     for e in events:
         if e.from_state is not None and e.from_state == e.to_state:
@@ -365,6 +371,35 @@ def waiting_reason(events) -> str | None:
                 if effective and effective[-1].to_state == e.to_state:
                     continue
         effective.append(e)
+    return effective
+
+
+def review_start_of(session: Session, memory: Memory) -> str | None:
+    """Where ``memory``'s current review began (:func:`memtui.domain.authority.review_start` over its
+    :func:`effective_events`, those of the caller's transaction included): its state, unless it is in
+    review (one history query then)."""
+    from memtui.domain.authority import REVIEW_STATES, review_start
+
+    if memory.state not in REVIEW_STATES:
+        return memory.state
+    with session.no_autoflush:
+        rows = session.exec(select(StateHistory.event_id, StateHistory.from_state, StateHistory.to_state,
+                                   StateHistory.compensates)
+                            .where(StateHistory.memory_id == memory.memory_id).order_by(StateHistory.event_id)).all()
+    pending = [o for o in session.new if isinstance(o, StateHistory) and o.memory_id == memory.memory_id]
+    events = sorted([*rows, *pending], key=lambda e: e.event_id)  # this transaction's changes count too
+    return review_start(memory.state, [(e.from_state, e.to_state) for e in effective_events(events)])
+
+
+def waiting_reason(events) -> str | None:
+    """Why a memory is in its state now: the reason of the event that put it there (issue 11, item 3).
+
+    ``events``: the memory's history, oldest first (rows or views with ``event_id``, ``from_state``,
+    ``to_state``, ``reason``, ``compensates``). Notes (from = to) change no state and are skipped; an
+    undo takes its undone event out (:func:`effective_events`), so after "needs review -> approve -> undo"
+    the reason is the one the memory was sent to review with, not "undo of …". An undo that leads
+    somewhere no kept event did (a created memory archived) is its own reason. None for no events."""
+    effective = effective_events(events)
     return effective[-1].reason if effective else None
 
 
