@@ -59,11 +59,17 @@ def main() -> None:
     """Console-script entry point: the TUI directly for ``memtui [--db X] [--actor X] [--role X]``,
     else the typer app."""
     from memtui.cli.launch import run_tui, tui_args
+    from memtui.store.engine import StoreReadOnly
+    from memtui.text import visible
 
     tui = tui_args(sys.argv[1:])
     if tui is not None:
         sys.exit(run_tui(**tui))
-    _commands()(prog_name="memtui")
+    try:
+        _commands()(prog_name="memtui")
+    except StoreReadOnly as exc:  # a write a command did not expect to be refused (issue 21 item 7)
+        print(visible(f"memtui: {exc}"), file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":  # pragma: no cover

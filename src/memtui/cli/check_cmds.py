@@ -17,8 +17,11 @@ def check(
 ) -> None:
     """Verify the store: states against history, the hash chain, content hashes, evidence and scope of
     active memory, blocked memory, foreign keys, secrets in the clear. Exit 0 when clean, else one line
-    per finding naming the memory and exit 1."""
+    per finding naming the memory and exit 1. Maintenance jobs abandoned by a process that died
+    mid-run are named on ``note:`` lines without failing the check (their transactions rolled back:
+    a fault, not a change of the store; issue 21 item 7)."""
     from memtui.governance.integrity import check_store, default_scanner
+    from memtui.maintenance.jobs import abandoned_jobs
 
     engine = _engine(db)
     result = check_store(engine, scanner=default_scanner())
@@ -27,13 +30,17 @@ def check(
     from memtui.governance.scope_check import noncanonical_scopes  # issue 21 item 2
 
     result = replace(result, findings=result.findings + tuple(noncanonical_scopes(engine)))
+    abandoned = abandoned_jobs(engine)
     if as_json:
         _echo(json.dumps({"clean": result.clean, "memories": result.memories, "events": result.events,
-                          "secretsScanned": result.secrets_scanned, "findings": list(result.findings)},
+                          "secretsScanned": result.secrets_scanned, "findings": list(result.findings),
+                          "abandonedJobs": abandoned},
                          indent=2, ensure_ascii=False))
     else:
         for line in result.findings:
             _echo(line)
+        for line in abandoned:
+            _echo(f"note: {line}")
         summary = (f"checked {result.memories} memories and {result.events} history events: "
                    + ("clean" if result.clean else f"{len(result.findings)} findings")
                    + ("" if result.secrets_scanned else " (secret scan not available)"))

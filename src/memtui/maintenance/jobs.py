@@ -2,20 +2,27 @@
 
 Jobs are idempotent: the same state, policy and ``now`` give the same result, and a second
 run over an unchanged state updates nothing (DESIGN.md, "Maintenance jobs").
+
+A job row names the process running it (pid, host, start; issue 21 item 7). A job killed mid-run
+leaves its row ``running`` (its transaction rolled back, so nothing else of it): the next job started
+on that host finds the process gone and marks the row ``abandoned`` with a note and an audit event
+(:func:`reap_abandoned`); ``memtui check`` lists abandoned jobs (:func:`abandoned_jobs`).
 """
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Iterator
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, select
 
-from memtui.clock import new_event_id, utcnow
+from memtui.clock import iso, new_event_id, utcnow
 from memtui.domain.invariants import Actor
+from memtui.processes import host_name, process_gone, process_started
 from memtui.store.models import MaintenanceJob
 
 #: The actor of every change a maintenance job makes (issue 3: "actor system:maintenance").
@@ -38,13 +45,70 @@ class JobResult:
 
 def start_job(engine: Engine, job_type: str, *, repository_id: str | None = None, dry_run: bool = False,
               clock: datetime | None = None) -> JobResult:
-    """Write the ``running`` job row (its own small transaction) and return the result to fill in."""
+    """Write the ``running`` job row, naming this process, in its own small transaction (after
+    :func:`reap_abandoned`) and return the result to fill in."""
+    reap_abandoned(engine)
     job_id = new_event_id("job")
     with Session(engine) as session, session.begin():
         session.add(MaintenanceJob(job_id=job_id, job_type=job_type, status="running",
                                    repository_id=repository_id, dry_run=dry_run, clock=clock,
-                                   started_at=utcnow()))
+                                   started_at=utcnow(), pid=os.getpid(), host=host_name(),
+                                   process_started=process_started()))
     return JobResult(job_id, job_type, repository_id, dry_run=dry_run)
+
+
+def _owner_gone(job: MaintenanceJob, host: str) -> bool:
+    """Whether the process that runs ``running`` job ``job`` has ended: a row naming no process (written
+    before issue 21) has; one of another host cannot be told from here and has not."""
+    if job.pid is None:
+        return True
+    return job.host == host and process_gone(job.pid, job.process_started)
+
+
+def _abandon_note(job: MaintenanceJob) -> str:
+    who = f"process {job.pid} on {job.host}" if job.pid is not None else "a process memtui did not record"
+    return (f"{who} ended while the job ran (killed or crashed); its transaction was rolled back, so "
+            f"nothing of it was kept")
+
+
+def reap_abandoned(engine: Engine) -> list[str]:
+    """Mark every ``running`` job whose process is gone (:func:`_owner_gone`) ``abandoned``, in one
+    transaction: ``completed_at`` now, ``summary.abandoned`` the note, and a ``job_abandoned`` audit
+    event. Returns their ids, oldest first (issue 21 item 7)."""
+    from memtui.governance.audit import audit
+
+    host = host_name()
+    with Session(engine) as session, session.begin():
+        running = session.exec(select(MaintenanceJob).where(MaintenanceJob.status == "running")
+                               .order_by(MaintenanceJob.started_at, MaintenanceJob.job_id)).all()
+        gone = [job for job in running if _owner_gone(job, host)]
+        for job in gone:
+            note = _abandon_note(job)
+            job.status, job.completed_at = "abandoned", utcnow()
+            job.summary = {**(job.summary or {}), "abandoned": note}
+            session.add(job)
+            audit(session, "job_abandoned", MAINTENANCE_ACTOR.id, job.job_id, jobType=job.job_type,
+                  repositoryId=job.repository_id, pid=job.pid, host=job.host,
+                  startedAt=iso(job.started_at), note=note)
+        return [job.job_id for job in gone]
+
+
+def abandoned_jobs(engine: Engine) -> list[str]:
+    """One sentence per abandoned job, oldest first: the rows marked ``abandoned`` and the ``running``
+    rows whose process is gone but that no job start has marked yet (a read-only store). Reads only."""
+    host = host_name()
+    with Session(engine) as session:
+        rows = session.exec(select(MaintenanceJob).where(MaintenanceJob.status.in_(("abandoned", "running")))
+                            .order_by(MaintenanceJob.started_at, MaintenanceJob.job_id)).all()
+        out = []
+        for job in rows:
+            if job.status == "running" and not _owner_gone(job, host):
+                continue
+            note = (job.summary or {}).get("abandoned") or _abandon_note(job)
+            where = f" of {job.repository_id}" if job.repository_id else ""
+            out.append(f"maintenance job {job.job_id} ({job.job_type}{where}, started {iso(job.started_at)}) "
+                       f"was abandoned: {note}")
+        return out
 
 
 def finish_job(session: Session, result: JobResult, status: str | None = None) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable
 
 from sqlalchemy.engine import Engine
 
-from memtui.maintenance.jobs import JobResult
+from memtui.maintenance.jobs import JobResult, reap_abandoned
 from memtui.maintenance.repositories import list_repositories
 
 if TYPE_CHECKING:
@@ -66,7 +66,8 @@ def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run:
     ``progress(message)`` reports each step; ``on_progress(done, total)`` the fraction of evidence
     revalidated (for a progress bar). ``cancelled()`` is asked before each job and repository: once
     it answers True no further job starts (a job under way finishes, its transaction is whole) and the
-    results so far are returned; :func:`jobs_not_run` says which were left. ``judge`` (None: the
+    results so far are returned; :func:`jobs_not_run` says which were left. Jobs an earlier run left
+    ``running`` from a process now gone are marked abandoned first (:func:`reap_abandoned`). ``judge`` (None: the
     embedded scorer alone) is handed to the conflict job, which asks it about its uncertain band
     (:mod:`memtui.similarity.judge`). Raises MaintenanceError for an unknown repository.
     """
@@ -74,6 +75,10 @@ def maintain(engine: Engine, *, now: datetime, repo: str | None = None, dry_run:
     stop = cancelled or (lambda: False)
     jobs = [j for j in JOBS if only is None or j in only]
     repos = _select_repositories(engine, repo)
+    abandoned = reap_abandoned(engine)  # issue 21 item 7 (each job start does it too)
+    if abandoned:
+        say(f"marked {len(abandoned)} earlier maintenance job(s) abandoned, their process gone mid-run: "
+            f"{', '.join(abandoned)} (memtui check lists them)")
     scope = None if repo is None else repos[0][0]
     results: list[JobResult] = []
     if "secrets" in jobs and not stop():  # first: a memory holding a secret is blocked before anything else reads it
