@@ -165,10 +165,10 @@ def test_killing_an_import_leaves_no_worker_process_holding_the_store(new_sqlite
 # ------------------------------------------------------------------- a maintenance job killed
 
 
-def _job_rows(db: Path) -> list[tuple]:
+def _job_rows(db: Path) -> list[dict]:
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
-        return conn.execute("SELECT job_id, job_type, status, pid, host, summary FROM memory_maintenance_jobs "
-                            "ORDER BY started_at, job_id").fetchall()
+        conn.row_factory = sqlite3.Row
+        return [dict(r) for r in conn.execute("SELECT * FROM memory_maintenance_jobs ORDER BY started_at, job_id")]
 
 
 def _kill_maintain_while_a_job_runs(db: Path) -> tuple[int, str]:
@@ -178,10 +178,10 @@ def _kill_maintain_while_a_job_runs(db: Path) -> tuple[int, str]:
         proc = subprocess.Popen([str(MEMTUI), "--db", str(db), "maintain"], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, env=_env())
         try:
-            running: list[tuple] = []
+            running: list[dict] = []
             while proc.poll() is None and not running:
                 try:
-                    running = [r for r in _job_rows(db) if r[2] == "running"]
+                    running = [r for r in _job_rows(db) if r["status"] == "running"]
                 except sqlite3.OperationalError:  # a migration or write under way
                     pass
                 time.sleep(0.01)
@@ -192,10 +192,10 @@ def _kill_maintain_while_a_job_runs(db: Path) -> tuple[int, str]:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        left = [r for r in _job_rows(db) if r[2] == "running"]
+        left = [r for r in _job_rows(db) if r["status"] == "running"]
         if rc == -signal.SIGKILL and left:
             assert len(left) == 1
-            return proc.pid, left[0][0]
+            return proc.pid, left[0]["job_id"]
     pytest.fail("maintain was never killed while a job ran: the test proved nothing")
 
 
@@ -209,25 +209,26 @@ def test_a_job_left_running_by_a_killed_maintain_is_abandoned_at_the_next_start_
     finally:
         eng.dispose()
     pid, job_id = _kill_maintain_while_a_job_runs(db)
-    row = next(r for r in _job_rows(db) if r[0] == job_id)
-    assert (row[2], row[3], row[4]) == ("running", pid, socket.gethostname())  # the process is on the row
+    row = next(r for r in _job_rows(db) if r["job_id"] == job_id)
+    job_type = row["job_type"]
 
     # before any job starts again, check already names it (and still passes: nothing of it was kept)
     check = subprocess.run([str(MEMTUI), "--db", str(db), "check"], capture_output=True, text=True, timeout=120,
                            env=_env())
+    assert f"note: maintenance job {job_id} ({job_type}, started 2026-11-30T12:00:00Z) was abandoned" in check.stdout
     assert check.returncode == 0, check.stdout + check.stderr
-    assert f"note: maintenance job {job_id} ({row[1]}, started 2026-11-30T12:00:00Z) was abandoned" in check.stdout
+    assert (row["status"], row["pid"], row["host"]) == ("running", pid, socket.gethostname())  # its process
 
     # the next start marks it abandoned, with a note on the row and an audit event
     again = subprocess.run([str(MEMTUI), "--db", str(db), "maintain", "--only", "expire"], capture_output=True,
                            text=True, timeout=300, env=_env())
     assert again.returncode == 0, again.stderr
     assert f"marked 1 earlier maintenance job(s) abandoned, their process gone mid-run: {job_id}" in again.stderr
-    row = next(r for r in _job_rows(db) if r[0] == job_id)
+    row = next(r for r in _job_rows(db) if r["job_id"] == job_id)
     note = (f"process {pid} on {socket.gethostname()} ended while the job ran (killed or crashed); its "
             "transaction was rolled back, so nothing of it was kept")
-    assert row[2] == "abandoned" and json.loads(row[5])["abandoned"] == note
-    assert [r for r in _job_rows(db) if r[2] == "running"] == []
+    assert row["status"] == "abandoned" and json.loads(row["summary"])["abandoned"] == note
+    assert [r for r in _job_rows(db) if r["status"] == "running"] == []
     with sqlite3.connect(db) as conn:
         audits = conn.execute("SELECT actor_id, detail FROM audit_event WHERE kind = 'job_abandoned' "
                               "AND subject = ?", (job_id,)).fetchall()
@@ -238,7 +239,7 @@ def test_a_job_left_running_by_a_killed_maintain_is_abandoned_at_the_next_start_
                            timeout=120, env=_env())
     assert check.returncode == 0, check.stdout + check.stderr
     out = json.loads(check.stdout)
-    assert out["abandonedJobs"] == [f"maintenance job {job_id} ({row[1]}, started 2026-11-30T12:00:00Z) was "
+    assert out["abandonedJobs"] == [f"maintenance job {job_id} ({job_type}, started 2026-11-30T12:00:00Z) was "
                                     f"abandoned: {note}"]
 
 
