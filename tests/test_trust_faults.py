@@ -162,6 +162,39 @@ def test_killing_an_import_leaves_no_worker_process_holding_the_store(new_sqlite
         assert conn.execute("SELECT count(*) FROM memory").fetchone()[0] in (0, n)
 
 
+_POOL_SCRIPT = """
+import sys, time
+from memtui.processes import worker_pool
+with worker_pool(2) as ex:
+    futures = [ex.submit(time.sleep, 120) for _ in range(2)]
+    print("ready", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_the_forked_worker_pool_dies_with_its_parent():
+    """The pools of dedupe and similarity (``memtui.processes.worker_pool``): kill -9 of the process that
+    forked them leaves none of its workers running."""
+    proc = subprocess.Popen([sys.executable, "-c", _POOL_SCRIPT], stdout=subprocess.PIPE, text=True, env=_env())
+    workers: list[int] = []
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        workers = [pid for pid in _live_pids() if (_proc_stat(pid) or ("", 0))[1] == proc.pid]
+        assert len(workers) == 2
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and set(workers) & set(_live_pids()):
+            time.sleep(0.05)
+        assert not set(workers) & set(_live_pids())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in set(workers) & set(_live_pids()):
+            os.kill(pid, signal.SIGKILL)
+
+
 # ------------------------------------------------------------------- a maintenance job killed
 
 
