@@ -42,7 +42,8 @@ gc.set_threshold(7000, 10, 10)
 #: (an xdist_group of its own), so the fixture is built once, not once per worker.
 ONE_WORKER_MODULES = frozenset({"test_api.py", "test_mcp.py", "test_crash_safety.py", "test_pair_quality.py",
                                 "test_sample_data.py", "test_health_model.py", "test_import_fuzz.py",
-                                "test_judge.py", "test_revalidate_git.py", "test_symbol_index.py"})
+                                "test_judge.py", "test_revalidate_git.py", "test_symbol_index.py",
+                                "test_trust_transports.py"})
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups

@@ -184,7 +184,8 @@ class Serve:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    """The demo store (SQLite) governed: lee lead, ann a reviewer of acme/billing-service only; a memory
+    """The demo store (SQLite) governed: lee lead, ann a reviewer of acme/billing-service only, max a
+    maintainer; a memory
     of another tenant (globex/ledger); agent tokens bot, bot2, bot3 and lee's token."""
     tmp = tmp_path_factory.mktemp("trust_demo")
     db = str(tmp / "store.db")
@@ -198,10 +199,12 @@ def demo(tmp_path_factory):
         _cli("import", str(other), "--db", db)
         _cli("reviewers", "add", "lee", "--role", "lead", "--db", db)
         _cli("reviewers", "add", "ann", "--role", "reviewer", "--scope", "acme/billing-service", "--db", db)
+        _cli("reviewers", "add", "max", "--role", "maintainer", "--db", db)
         tokens = {name: _cli("tokens", "create", name, "--agent", "--db", db).strip()
                   for name in ("bot", "bot2", "bot3")}
         tokens["lee"] = _cli("tokens", "create", "lee", "--db", db).strip()
-    return {"db": db, "tmp": tmp, "tokens": tokens}
+    (tmp / "pristine").mkdir()
+    return {"db": db, "tmp": tmp, "tokens": tokens, "pristine": _copy_store(db, tmp / "pristine")}
 
 
 @pytest.fixture(scope="module")
@@ -213,6 +216,16 @@ def api(demo):
 
 def _client(api, who: str) -> httpx.Client:
     return httpx.Client(base_url=api["base"], headers={"Authorization": f"Bearer {api['tokens'][who]}"}, timeout=30)
+
+
+def _copy_store(src: str, tmp: Path) -> str:
+    """A consistent copy of a SQLite store (its write-ahead log included), by SQLite's backup API."""
+    import sqlite3
+
+    dst = str(tmp / "store.db")
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+    return dst
 
 
 def _one(db: str, sql: str, **params):
@@ -294,3 +307,156 @@ def test_harm_reports_of_an_agent_are_rate_limited(api):
     assert _one(api["db"], "SELECT count(*) FROM memory_usage_events WHERE memory_id = :m AND outcome = 'harm'",
                 m=mid) == 20
     assert _one(api["db"], "SELECT state FROM memory WHERE memory_id = :m", m=mid) == "active"
+
+
+# ---- 12: serve binds plain HTTP only to loopback, serves TLS, logs requests --------------------------
+
+def test_serve_refuses_a_non_loopback_bind_without_tls(demo, tmp_path):
+    port = _free_port()
+    out = subprocess.run([MEMTUI, "serve", "--db", demo["db"], "--host", "0.0.0.0", "--port", str(port)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out.stderr
+    assert "--host 0.0.0.0 is not a loopback interface" in out.stderr and "--tls-cert" in out.stderr
+    assert "--insecure-bind" in out.stderr
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"http://127.0.0.1:{port}/openapi.json", timeout=2)
+    half = subprocess.run([MEMTUI, "serve", "--db", demo["db"], "--host", "0.0.0.0", "--tls-cert", str(tmp_path / "c")],
+                          capture_output=True, text=True, timeout=60)
+    assert half.returncode == 2 and "--tls-cert and --tls-key go together" in half.stderr
+
+
+def test_serve_insecure_bind_warns_and_serves(demo):
+    server = Serve(demo["db"], demo["tmp"], "--host", "0.0.0.0", "--insecure-bind")
+    try:
+        assert httpx.get(server.base + "/openapi.json", timeout=5).status_code == 200
+    finally:
+        server.stop()
+    err = server.err.read_text()
+    assert "warning: serving plain HTTP on 0.0.0.0" in err and "--insecure-bind" in err
+
+
+def test_serve_with_a_certificate_serves_tls_on_any_interface(demo, tmp_path):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    import ssl
+
+    trust = ssl.create_default_context(cafile=str(cert))
+    server = Serve(demo["db"], demo["tmp"], "--host", "0.0.0.0", "--tls-cert", str(cert), "--tls-key", str(key),
+                   scheme="https", verify=trust)
+    try:
+        r = httpx.get(server.base + "/memory/mem_build_command", verify=trust, timeout=10,
+                      headers={"Authorization": f"Bearer {demo['tokens']['lee']}"})
+        assert r.status_code == 200 and r.json()["memoryId"] == "mem_build_command"
+        with pytest.raises(httpx.TransportError):  # plain HTTP is not spoken on that port
+            httpx.get(f"http://127.0.0.1:{server.port}/openapi.json", timeout=5)
+    finally:
+        server.stop()
+    assert "memtui API on https://0.0.0.0:" in server.err.read_text()
+    assert "warning" not in server.err.read_text()
+
+
+def test_access_log_prints_one_line_per_request(demo):
+    quiet = Serve(demo["db"], demo["tmp"])
+    logged = Serve(demo["db"], demo["tmp"], "--access-log")
+    try:
+        for server in (quiet, logged):
+            with httpx.Client(base_url=server.base, timeout=10) as c:
+                c.get("/memory/mem_build_command", headers={"Authorization": f"Bearer {demo['tokens']['lee']}"})
+                c.get("/review-queue")  # no token: 401
+    finally:
+        quiet.stop()
+        logged.stop()
+    lines = logged.out.read_text().splitlines()
+    assert [ln for ln in lines if "/memory/mem_build_command" in ln] == [
+        ln for ln in lines if '"GET /memory/mem_build_command HTTP/1.1" 200' in ln]
+    assert len([ln for ln in lines if '"GET /memory/mem_build_command HTTP/1.1" 200' in ln]) == 1
+    assert len([ln for ln in lines if '"GET /review-queue HTTP/1.1" 401' in ln]) == 1
+    assert "mtk_" not in logged.out.read_text() + logged.err.read_text()  # never a token
+    assert "/memory/" not in quiet.out.read_text() + quiet.err.read_text()
+
+
+# ---- 13: export json carries no token hash ------------------------------------------------------------
+
+def test_export_json_carries_no_token_hash(demo):
+    from memtui.governance.tokens import hash_secret
+
+    out = _cli("export", "json", "--db", demo["db"])
+    data = json.loads(out)
+    assert "api_token" not in data["tables"]
+    assert "tokenHash" not in out
+    for secret in demo["tokens"].values():
+        assert hash_secret(secret) not in out and secret not in out
+    assert data["tables"]["memory_usage_events"] is not None  # the other tables are still exported
+
+
+# ---- 13: a pruning plan lists only what the caller's scopes hold -----------------------------------
+
+def test_prune_plan_obeys_scope(demo):
+    mine = _cli("prune", "--db", demo["db"], "--now", FIXED_NOW)
+    anns = _cli("prune", "--db", demo["db"], "--now", FIXED_NOW, "--actor", "ann",
+                env={"MEMTUI_ACTOR": "ann", "LOGNAME": "ann", "USER": "ann"})
+    listed = [ln.split()[1].rstrip(":") for ln in mine.splitlines() if ln.startswith(("archive ", "keep "))]
+    assert listed and all(m.startswith("mem_") for m in listed)
+    # ann reviews acme/billing-service only, where the demo has no memory: her plan is empty
+    assert [ln for ln in anns.splitlines() if ln.startswith(("archive ", "keep "))] == []
+    assert "plan: archive 0, keep 0" in anns
+
+
+# ---- 13: MCP errors name nothing outside the caller's scope ----------------------------------------
+
+@asynccontextmanager
+async def mcp_session(db: str, *args: str):
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp.types import Implementation
+
+    params = StdioServerParameters(command=MEMTUI, args=["mcp", "--db", db, *args], env={"MEMTUI_NOW": FIXED_NOW})
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, client_info=Implementation(name="probe", version="1")) as session:
+            await session.initialize()
+            yield session
+
+
+def _text(result) -> str:
+    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def test_mcp_scope_errors_name_nothing_outside_the_callers_scope(demo, tmp_path):
+    db = _copy_store(demo["pristine"], tmp_path)  # as built, before the HTTP tests changed it
+    async with mcp_session(db, "--scope", "acme/order-service") as s:
+        nope = await s.call_tool("recall", {"task": "x", "scope": "repository:nope"})
+        other = await s.call_tool("recall", {"task": "x", "scope": "repository:ledger"})
+        tenant = await s.call_tool("recall", {"task": "x", "scope": "globex/ledger"})
+    for answer in (nope, other, tenant):
+        assert answer.is_error
+        text = _text(answer)
+        assert "globex" not in text.replace("'globex/ledger'", "") and "ledger" not in text.replace("'ledger'", "")
+        assert "known here: order-service" in text, text
+    # an existing repository outside the scope reads exactly as one that does not exist
+    assert _text(other) == _text(nope).replace("'nope'", "'ledger'")
+    # a private repository reads as unknown to an agent of the whole store
+    _cli("scope", "set-visibility", "ledger", "private", "--db", db, "--actor", "max",
+         env={"MEMTUI_ACTOR": "max", "LOGNAME": "max", "USER": "max"})
+    async with mcp_session(db) as s:
+        private = await s.call_tool("recall", {"task": "x", "scope": "repository:ledger"})
+        unknown = await s.call_tool("recall", {"task": "x", "scope": "repository:nope"})
+    assert private.is_error and "known here: order-service)" in _text(private)
+    assert _text(private) == _text(unknown).replace("'nope'", "'ledger'")
+
+
+async def test_mcp_harm_is_rate_limited_and_needs_a_quorum_on_an_adr(demo, tmp_path):
+    db = _copy_store(demo["pristine"], tmp_path)  # as built, before the HTTP tests changed it
+    adr = "mem_adr_012_rule_registry"
+    async with mcp_session(db, "--actor", "agent-one") as s:
+        alone = await s.call_tool("report_harm", {"memory_id": adr, "issue": "wrong"})
+        answers = [await s.call_tool("report_harm", {"memory_id": "mem_build_command", "issue": f"r{i}"})
+                   for i in range(20)]
+    assert not alone.is_error and "state is unchanged" in _text(alone)
+    assert [a.is_error for a in answers] == [False] * 19 + [True]
+    assert "report_harm: harm reports: agent 'agent-one' filed 20 in the last hour" in _text(answers[-1])
+    assert _one(db, "SELECT state FROM memory WHERE memory_id = :m", m=adr) == "active"
+    async with mcp_session(db, "--actor", "agent-two") as s:
+        joined = await s.call_tool("report_harm", {"memory_id": adr, "issue": "wrong here too"})
+    assert not joined.is_error and "now challenged" in _text(joined)
+    assert _one(db, "SELECT state FROM memory WHERE memory_id = :m", m=adr) == "challenged"
