@@ -148,6 +148,8 @@ def _comparable(data: dict, redacted: list[str] = ()) -> dict:
             if m["memoryId"] == mid:
                 m.pop("version", None)
     data["tables"].pop("memory_maintenance_jobs")  # the target gains the import_store job row
+    seal = data.pop("integrity")  # issue 21 item 6: its seal covers the redacted memory's note too
+    data["sealed"] = [s for s in seal["subjects"] if s[1] not in redacted]
     return data
 
 

@@ -23,8 +23,13 @@ def check(
     from memtui.governance.integrity import check_store, default_scanner
     from memtui.maintenance.jobs import abandoned_jobs
 
+    from memtui.governance.integrity import IntegrityKeyError
+
     engine = _engine(db)
-    result = check_store(engine, scanner=default_scanner())
+    try:
+        result = check_store(engine, scanner=default_scanner())
+    except IntegrityKeyError as exc:
+        raise _fail(str(exc), 2)
     from dataclasses import replace
 
     from memtui.governance.scope_check import noncanonical_scopes  # issue 21 item 2
@@ -34,7 +39,9 @@ def check(
     if as_json:
         _echo(json.dumps({"clean": result.clean, "memories": result.memories, "events": result.events,
                           "secretsScanned": result.secrets_scanned, "findings": list(result.findings),
-                          "abandonedJobs": abandoned},
+                          "abandonedJobs": abandoned,
+                          "integrity": {"mode": result.integrity_mode, "verified": result.integrity_verified,
+                                        "chainRows": result.chain_rows}},
                          indent=2, ensure_ascii=False))
     else:
         for line in result.findings:
@@ -43,10 +50,50 @@ def check(
             _echo(f"note: {line}")
         summary = (f"checked {result.memories} memories and {result.events} history events: "
                    + ("clean" if result.clean else f"{len(result.findings)} findings")
-                   + ("" if result.secrets_scanned else " (secret scan not available)"))
+                   + ("" if result.secrets_scanned else " (secret scan not available)")
+                   + f"; store chain {result.integrity_mode}"
+                   + ("" if result.integrity_verified else " and NOT verified (its key is not set)"))
         _echo(summary, err=True)
     if not result.clean:
         raise typer.Exit(1)
+
+
+@app.command()
+def seal(
+    force: Annotated[bool, typer.Option("--force", help="Seal even when `memtui check` finds changes to the "
+                                        "store (accepts them: review them first).")] = False,
+    db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
+) -> None:
+    """Seal the store chain afresh from the store as it is (issue 21 item 6): with MEMTUI_INTEGRITY_KEY
+    (or MEMTUI_INTEGRITY_KEY_FILE) set the store becomes keyed (HMAC), else unkeyed. Refused while the
+    store chain has findings, unless --force. Needs a lead or maintainer on a store with reviewers."""
+    from memtui.cli.common import _require
+    from memtui.governance.integrity import (IntegrityKeyError, check_store_chain, integrity_key, lock_head,
+                                             seal_store)
+
+    engine = _engine(db)
+    who = _actor(actor, role, engine)
+    _require(engine, who, "seal", ("lead", "maintainer"))
+    try:
+        key = integrity_key()
+        with engine.begin() as conn:
+            lock_head(conn)
+            found = check_store_chain(conn, key)
+            problems = [f for f in found.findings if "a key is set" not in f]
+            if problems and not force:
+                for line in problems:
+                    _echo(line)
+                raise _fail(f"refusing to seal: the store chain has {len(problems)} findings (review them; "
+                            "--force accepts the store as it is)")
+            n = seal_store(conn, key)
+    except IntegrityKeyError as exc:
+        raise _fail(str(exc), 2)
+    from memtui.governance.reviewers import audit_apart
+
+    audit_apart(engine, "integrity_sealed", who.id, None, keyed=key is not None, subjects=n, forced=force,
+                previousMode=found.mode)
+    _echo(f"sealed {n} memories, reviewers, delegations and tokens; the store chain is "
+          f"{'keyed (HMAC)' if key is not None else 'unkeyed'}")
 
 
 @app.command()

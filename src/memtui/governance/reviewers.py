@@ -46,6 +46,7 @@ from memtui.clock import utcnow
 from memtui.domain.invariants import Actor
 from memtui.domain.scopes import EVERY_TENANT, ScopeSyntaxError, in_scope, parse_scope
 from memtui.governance.audit import audit
+from memtui.governance import integrity as _integrity  # noqa: F401  (seals reviewer rows, issue 21 item 6)
 from memtui.store.models import Reviewer, ReviewerDelegation
 
 ROLES = ("reviewer", "lead", "maintainer")

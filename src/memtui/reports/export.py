@@ -169,7 +169,7 @@ def parse_agents_md(text: str) -> list[tuple[str, str]]:
 
 # ---- whole-store JSON -----------------------------------------------------------------------
 
-_SPECIAL_TABLES = ("repository", "memory", "evidence", "memory_state_history")
+_SPECIAL_TABLES = ("repository", "memory", "evidence", "memory_state_history", "integrity_chain", "integrity_head")
 #: Tables an export never carries: API tokens (their hashes are credentials' fingerprints; issue 21 item 8).
 #: Tokens are issued again after ``import-store``.
 _NOT_EXPORTED = ("api_token",)
@@ -273,6 +273,9 @@ def export_json(engine: Engine, viewer: Actor | None = None) -> dict:
         from memtui.governance.visibility import narrow_export
 
         memories, history, tables = narrow_export(session, viewer, memories, history, tables)
+        from memtui.governance.integrity import export_seal
+
+        integrity = export_seal(session.connection(), [m.memory_id for m in memories], redacted, tables)
     out_evidence = []
     for m in memories:
         for e in evidence.get(m.memory_id, []):
@@ -298,6 +301,7 @@ def export_json(engine: Engine, viewer: Actor | None = None) -> dict:
         "history": [_redacted_history({_camel(c.name): _json_value(getattr(h, c.name))
                                        for c in StateHistory.__table__.columns}) for h in history],
         "redacted": sorted(redacted),
+        "integrity": integrity,
         "tables": tables,
     }
 
@@ -397,7 +401,6 @@ def import_json_store(engine: Engine, data: dict, actor: Actor) -> dict[str, int
         if history:
             session.execute(sa.insert(StateHistory.__table__), history)
         counts["history"] = len(history)
-        _reseal_redacted(session, redacted, actor)
 
         tables = data.get("tables", {})
         known = {t.name: t for t in _other_tables()}
@@ -410,6 +413,8 @@ def import_json_store(engine: Engine, data: dict, actor: Actor) -> dict[str, int
                 session.execute(sa.insert(table), rows)
             counts[name] = len(rows)
         _advance_sequences(session)
+        _verify_seal(session, data.get("integrity"))
+        _reseal_redacted(session, redacted, actor)
         now = utcnow()
         session.add(MaintenanceJob(job_id=new_event_id("job"), job_type="import_store", status="completed",
                                    selected_count=counts["memories"], updated_count=counts["memories"],
@@ -434,6 +439,18 @@ def _verify_export(memory_rows: list[dict], evidence_rows: list[dict], history: 
         raise ExportError(f"the export is forged or inconsistent; nothing was loaded:\n  {shown}")
     present = {m["memory_id"] for m in memory_rows}
     return sorted(set(redacted) & present)
+
+
+def _verify_seal(session: Session, section) -> None:
+    """Refuse (ExportError) an export whose loaded memories, evidence, reviewers, delegations and tokens
+    are not what its integrity seal says (issue 21 item 6); then start the store chain of the target."""
+    from memtui.governance.integrity import ROW_KINDS, integrity_key, seal_store, verify_export_seal
+
+    findings = verify_export_seal(session.connection(), section, ("memory", *ROW_KINDS))
+    if findings:
+        shown = "\n  ".join(findings[:20]) + (f"\n  and {len(findings) - 20} more" if len(findings) > 20 else "")
+        raise ExportError(f"the export is forged or inconsistent; nothing was loaded:\n  {shown}")
+    seal_store(session.connection(), integrity_key())
 
 
 def _reseal_redacted(session: Session, redacted: list[str], actor: Actor) -> None:

@@ -18,6 +18,7 @@ from sqlalchemy import event as sa_event
 from sqlmodel import Session
 
 from memtui.domain.integrity import CONTENT_FIELDS, content_hash, event_hash
+from memtui.governance.integrity import note  # noqa: F401  (the store chain's writer, issue 21 item 6)
 from memtui.store.models import Memory, StateHistory
 
 _WATCHED = "memtui.chain.watched"
@@ -129,3 +130,4 @@ def watch(session: Session) -> None:
     sa_event.listen(session, "before_flush", _before_flush)
     sa_event.listen(session, "after_commit", _forget)
     sa_event.listen(session, "after_rollback", _forget)
+

@@ -95,6 +95,9 @@ def purge(engine: Engine, memory_id: str, actor: Actor, comment: str, *, force: 
         m = session.get(Memory, memory_id)
         if m is None:
             raise PurgeRefused(f"no memory {memory_id!r} in the store")
+        from memtui.governance.integrity import note
+
+        note(session, "memory", [memory_id])  # sealed as gone at commit (issue 21 item 6)
         if m.state != "blocked" and not force:
             raise PurgeRefused(f"{memory_id} is {m.state}, not blocked; purge deletes history — block it first "
                                "(memtui decide ID block) or pass --force")

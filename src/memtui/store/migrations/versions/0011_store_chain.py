@@ -40,6 +40,13 @@ def upgrade() -> None:
         sa.Column('key_check', _str(length=64), nullable=True),
         sa.Column('mac', _str(length=64), nullable=False),
     )
+    conn = op.get_bind()
+    if any(conn.execute(sa.text(f"SELECT 1 FROM {t} LIMIT 1")).first()
+           for t in ('memory', 'reviewer', 'reviewer_delegation', 'api_token')):
+        # a store from an earlier version: sealed once, as it is (keyed when a key is set)
+        from memtui.governance.integrity import integrity_key, seal_store
+
+        seal_store(conn, integrity_key())
 
 
 def downgrade() -> None:
