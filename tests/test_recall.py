@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -26,6 +28,7 @@ from memtui.recall import (
 )
 from memtui.sample import set_up_demo
 from memtui.store.models import Evidence, Memory, UsageEvent
+from tests.gitrepo import checkout_for
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -34,9 +37,23 @@ LOADER = Actor("human", "loader", "lead")
 
 
 def _load(engine, tmp_path, records: list[dict], name: str = "memories.yaml", **kw):
+    """Import ``records`` as a store a review and maintenance left them. Issue 21 item 3: an active
+    record stays active only when its evidence resolves in a checkout, and import re-establishes the
+    evidence status; so the files are committed in a checkout first, and the statuses the records
+    give (what maintenance found later) are set after the import."""
+    root = tmp_path / f"checkout-{Path(name).stem}"
+    checkout_for(records, root)
     path = tmp_path / name
     path.write_text(yaml.safe_dump({"memories": records}, sort_keys=False))
-    return import_files(engine, [path], LOADER, **kw)
+    report = import_files(engine, [path], LOADER, repo_dir=root, **kw)
+    table = Evidence.__table__
+    with engine.begin() as conn:
+        for r in records:
+            for i, e in enumerate(r.get("evidence", [])):
+                if e.get("status", "unchecked") != "unchecked":
+                    conn.execute(sa.update(table).where(table.c.memory_id == r["memoryId"], table.c.ordinal == i)
+                                 .values(status=e["status"]))
+    return report
 
 
 def _mem(mid: str, statement: str, *, repo: str = "order-service", module: str | None = None,
@@ -165,7 +182,7 @@ def test_output_is_deterministic_and_formatted(small):
     assert md.startswith("Relevant project memory\n- Validation rules are registered through RuleRegistry.")
     assert "  - Applies to: validation" in md and "  - Does not apply to: pricing" in md
     assert "  - Verification: review approved" in md and "evidence 1 valid" in md
-    assert "`src/validation/RuleRegistry.java:1-5@0123456`" in md
+    assert re.search(r"`src/validation/RuleRegistry\.java:1-5@[0-9a-f]{7}`", md)  # the checkout's commit
     assert "Left out\n- 1 blocked memory was excluded.\n- 1 conflicted memory about OrderValidator" in md
     data = pack_to_json(a)
     first = data["memories"][0]
