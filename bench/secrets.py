@@ -2,7 +2,8 @@
 
 Positives: ``bench/secrets/positives.txt``, written by hand (passwords written as words in several
 languages, ``-p``/``-u user:pass`` command lines, connection strings, token formats), split by a hash of
-the line into ``positives_tune.txt`` and ``positives_blind.txt``. Negatives: every non-blank line of the
+the line into ``positives_tune.txt`` and ``positives_blind.txt``; ``positives_batch2.txt``, written after
+the first run, joins the tuning split only. Negatives: every non-blank line of the
 agent memory files that ``bench/real_files_corpus.yaml`` lists, at the listed commit, split by repository
 as that corpus splits them (``negatives_tune.txt``, ``negatives_blind.txt``; ``--extract`` wrote them
 from the mirrors once, before any tuning, and they are frozen). Each line is scanned on its own by
@@ -97,6 +98,9 @@ def load(split: str) -> tuple[list[str], list[tuple[str, str]]]:
     """(positives, negatives as (where, line)) of ``split``."""
     rng = random.Random(f"issue21-{split}")
     pos = [_fill(line, rng) for line in (DATA / f"positives_{split}.txt").read_text().splitlines() if line]
+    if split == "tune":  # the second batch, written after the first run, is tuned on only
+        pos += [_fill(line, rng) for line in (DATA / "positives_batch2.txt").read_text().splitlines()
+                if line.strip() and not line.startswith("#")]
     neg = []
     for row in (DATA / f"negatives_{split}.txt").read_text().splitlines():
         where, _, line = row.partition("\t")

@@ -11,7 +11,13 @@ detectors for what agents write into memory:
 * secrets written as prose (``the staging DB password is hunter2``, ``token: abc123...``,
   ``passwd for X is Y``);
 * high-entropy Base64 strings, tuned so that identifiers (camelCase, dotted, snake), file
-  paths, hex (commit SHAs of any length, hashes) and UUIDs are not flagged.
+  paths, hex (commit SHAs of any length, hashes) and UUIDs are not flagged;
+* passwords written as words (issue 21 item 4): a plain word, a quoted phrase or a passphrase after a
+  password/secret/passphrase cue in English, German, French, Spanish, Italian, Portuguese or Dutch
+  ("the password is swordfish", "Passwort für die Datenbank: Geheim123!", "Use secret 'swordfish'"),
+  credentials on a command line (``mysql -pX``, ``curl -u user:X``, ``--password X``, ``sshpass -p X``,
+  ``redis-cli -a X``, ``htpasswd -b F user X``, SQL ``PASSWORD 'X'``) and in connection strings
+  (``Password=X;``, libpq ``password=X``, ``?password=X``). Measured by ``bench/secrets.py``.
 
 Public API: :func:`find_secrets`, :func:`redact_secrets`, :class:`SecretHit`,
 :data:`SCANNER_VERSION` (detect-secrets' version + a hash of this module's settings; the rescan
@@ -63,6 +69,9 @@ _JWT = "JSON Web Token"
 _KEYWORD = "password or key assignment"
 _PROSE = "password or key in prose"
 _ENTROPY = "high-entropy string"
+_WORDS = "password written as words"
+_CLI = "password on a command line"
+_CONN = "password in a connection string"
 
 # -- private-key blocks: the header detect-secrets knows, through the END line (or the text's end)
 _PK_HEADERS = "|".join(p.pattern for p in private_key.PrivateKeyDetector.denylist)
@@ -70,7 +79,7 @@ _PK_BLOCK = re.compile(r"(?:-----)?(?:" + _PK_HEADERS + r")(?:-----)?"
                        r"(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\sA-Za-z0-9+/=:,-]*)", re.S)
 
 # -- basic-auth URLs: detect-secrets' pattern finds the password; memtui redacts user:password
-_BASIC_AUTH_RE = re.compile(r"(?<=://)([^\s:/@'\"`<>{}]+):([^\s@/'\"`<>{}]+)@")
+_BASIC_AUTH_RE = re.compile(r"(?<=://)([^\s:/@'\"`<>{}]*):([^\s@/'\"`<>{}]+)@")  # the user may be empty: redis://:pw@
 
 # -- keyword assignments: NAME (= | : | := | =>) VALUE
 _SECRET_WORDS = (r"pass(?:word|wd|phrase)?|pwd|secret(?:[_-]?key)?|client[_-]?secret|api[_-]?key|apikey|"
@@ -107,6 +116,243 @@ _CODE_REF = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?:\(.*)?$|^[A-Za-z_]\w
 _PATHISH = re.compile(r"^(?:~|\.{1,2})?/|\.(?:py|js|ts|go|rs|java|md|json|ya?ml|toml|txt|env|"
                       r"cfg|ini|sh|rb|kt|cs|php|sql)$", re.I)
 
+# -- passwords written as words (issue 21 item 4): a cue, an optional qualifier that starts with a
+# preposition ("for the jenkins user", "für die Datenbank", "de la base de données"), a copula, a value
+_PW_CUE = (r"pass(?:word|wort|phrase|wd|code)|kennwort|wachtwoord|mot\s+de\s+passe|phrase\s+secr[eè]te|"
+           r"contrase[ñn]a|clave|senha|(?:shared\s+|client\s+|webhook\s+)?secret(?:\s+(?:phrase|key))?|geheimnis|"
+           r"(?:db|database|admin|root|user)\s+pass|pwd|pw")
+_PREP = (r"for|to|of|on|in|at|from|für|fuer|vom|von|des|der|den|dem|de|du|del|della|dello|da|do|dos|das|pour|"
+         r"para|van|voor|di")
+# whose password, after the cue in French, Spanish or German order ("le mot de passe root est ...")
+_ROLE = (r"(?:admin|administrator|administrateur|administrador|root|user|master|default|initial|temporary|temp|db|"
+         r"database|sudo|wifi|wlan|vpn|ssh|smtp|ftp|sa|superuser|app|service)(?![\w-])")
+_COPULA = (r"(?:(?:was\s+|has\s+been\s+|is\s+)?(?:changed|set)\s+to|is\s+now|is\s+still|"
+           r"(?:is|ist|est|es|lautet)\s*:|is|was|are|ist|lautet|est|es|è|e|é|era|será|sera|['’]s|->|→|=>|:=|=|:)")
+_QUOTES = "\"'`«»“”‘’„"
+_Q_OPEN, _Q_CLOSE = "\"'`«“‘„", "\"'`»”’“"
+_PW_VALUE = (r"(?:(?P<q>[\"'`«“‘„])\s*(?P<qv>[^\"'`«»“”‘’„\n]{1,80}?)\s*[\"'`»”’“]"
+             r"|(?P<v>[^\s\"'`«»“”‘’„,;]{3,200}))")
+_PW_PROSE = re.compile(
+    r"(?i)(?<![\w-])(?P<cue>" + _PW_CUE + r")(?![\w-])(?:\s+" + _ROLE + r")?"
+    r"(?:\s+(?:" + _PREP + r")(?:\s+[\w@./:-]+){1,4}?)?(?:\s*\([^()\n]{1,40}\))?"
+    r"\s*(?:" + _COPULA + r")\s*" + _PW_VALUE)
+# an assignment to a key that ends in a password cue ("PGPASSWORD=walrus", "client_secret: waterfall")
+_PW_ASSIGN = re.compile(r"(?i)(?<![\w.$-])(?P<key>[A-Za-z0-9_.-]*?(?:pass(?:word|wd|phrase)?|pwd|pw|secret|passwort|kennwort))"
+                        r"[\"']?(?P<op>\s*(?::=|=|:)[ \t]*)(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,80})(?P=q)"
+                        r"|(?P<v>[^\s\"'`,;]{3,200}))")
+# a passphrase of three words or more after a colon or "is" ("Passphrase: a cold wind from the north")
+_PW_PHRASE = re.compile(r"(?i)(?<![\w-])(?:pass\s*phrase|phrase\s+secr[eè]te|secret\s+phrase|frase\s+secreta)"
+                        r"\s*(?:is|ist|est|es|:|=)\s*(?P<v>[^\W\d_][^.,;:!?()\n\"'`«»“”]{4,80})")
+# a cue and a quoted value with no copula ("Use secret 'swordfish'", "WITH PASSWORD 'x'", "IDENTIFIED BY 'x'")
+_PW_QUOTED = re.compile(r"(?i)(?<![\w-])(?:" + _PW_CUE + r"|identified\s+by)\s+"
+                        r"(?P<q>[\"'`«“‘„])(?P<qv>[^\"'`«»“”‘’„\n]{1,80}?)[\"'`»”’“]")
+# a credential pair or an instruction ("user admin and password letmein", "use password pelican when ...")
+_PW_PAIR = re.compile(r"(?i)(?:\b(?:user(?:name)?|login|account)\s+[\w@.-]+\s*(?:,|/|and|und|et|y)?\s*"
+                      r"|\b(?:use|enter|type|with|mit|avec|con|usa|utilisez|verwende)\s+(?:the\s+|das\s+|le\s+|la\s+)?)"
+                      r"(?:" + _PW_CUE + r"|pass)\s+(?P<v>[^\s\"'`,;:=]{3,200})")
+# the value first ("use 'swordfish' as the password", "Use walnut as the password for ...")
+_PW_AS = re.compile(r"(?i)\b(?:use|set|enter|type|try|with)\s+(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,80})(?P=q)"
+                    r"|(?P<v>[^\s\"'`,;:=]{3,200}))\s+as\s+(?:the\s+|a\s+|your\s+|my\s+)?(?:\w+\s+)?(?:" + _PW_CUE + r")\b")
+# a credential pair after a cue ("The credentials are admin/blackcurrant", "Login: admin / huckleberry")
+_PW_CRED = re.compile(r"(?i)\b(?:credentials?|logins?|zugangsdaten|anmeldedaten|identifiants|credenciales)"
+                      r"(?:\s+(?:for|of|für|pour|para)(?:\s+[\w@./-]+){1,3})?\s*(?:are|is|sind|ist|sont|son|:|=)\s*"
+                      r"[`'\"]?[\w.@-]{2,40}[`'\"]?\s*[/:]\s*[`'\"]?(?P<v>[^\s`'\",;/]{3,200})")
+# command lines
+_CLI_RES = (  # (words one of which the lowercased text must hold, the pattern)
+    (("mysql", "mariadb"),
+     re.compile(r"(?i)\b(?:mysql\w*|mariadb\w*)\b[^\n|;&]*?\s-p(?P<q>['\"]?)(?P<v>[^\s'\"-][^\s'\"]{2,200})(?P=q)")),
+    (("sshpass", "login"),
+     re.compile(r"(?i)\b(?:sshpass|(?:docker|podman|nerdctl|helm\s+registry|oras|buildah|skopeo)\s+login)\b"
+                r"[^\n|;&]*?\s-p\s+(?P<q>['\"]?)(?P<v>[^\s'\"-][^\s'\"]{2,200})(?P=q)")),
+    (("sqlcmd", "bcp", "osql", "isql"),
+     re.compile(r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n|;&]*?\s-P\s*(?P<q>['\"]?)(?P<v>[^\s'\"-][^\s'\"]{2,200})(?P=q)")),
+    (("redis-cli",),
+     re.compile(r"(?i)\bredis-cli\b[^\n|;&]*?\s-a\s+(?P<q>['\"]?)(?P<v>[^\s'\"-][^\s'\"]{2,200})(?P=q)")),
+    ((" -u", "--user", " -a", "--auth"),
+     re.compile(r"(?i)\b(?:curl|wget|http|https|xh|httpie|ab|git)\b[^\n|;&]*?\s(?:-u|--user|-a|--auth)(?:=|\s+)"
+                r"(?P<q>['\"]?)[^\s:'\"/]+:(?P<v>[^\s'\"@]{3,200})(?P=q)(?=[\s'\"]|$)")),
+    (("htpasswd",),
+     re.compile(r"(?i)\bhtpasswd\s+(?:-\w+\s+)*-\w*b\w*\s+(?:-\w+\s+)*\S+\s+\S+\s+(?P<q>['\"]?)(?P<v>[^\s'\"]{3,200})(?P=q)")),
+    (("--pass", "--db-pass"),
+     re.compile(r"(?i)(?<![\w-])--(?:password|passwd|pass|db-password)(?:=|\s+)(?P<q>['\"]?)"
+                r"(?P<v>[^\s'\"-][^\s'\"]{2,200})(?P=q)")),
+)
+_CLI_GATE = re.compile("|".join(re.escape(w) for words, _rx in _CLI_RES for w in words))
+#: lowercased text without any of these holds no password cue of the word rules
+_CUE_GATE = re.compile(r"pass|pw|secr|kennwort|wachtwoord|contrase|clave|senha|geheim|identified")
+_CRED_WORDS = ("credential", "login", "zugangsdaten", "anmeldedaten", "identifiants", "credenciales")
+# connection strings: ADO/ODBC ("Server=..;Password=x;"), libpq ("host=db password=x"), URL queries ("?password=x")
+_CONN_CONTEXT = re.compile(r"(?i)\b(?:server|host|data\s+source|user\s+id|uid|dbname|database|initial\s+catalog)\s*=")
+_CONN_RES = (
+    re.compile(r"(?i)(?:^|[;\s\"'])(?:password|pwd|passwd)\s*=\s*(?P<q>['\"]?)(?P<v>[^;\s'\"&]{3,200})(?P=q)"),
+    re.compile(r"(?i)[?&;](?:password|pwd|passwd|pass)=(?P<q>)(?P<v>[^&;\s'\"#]{3,200})"),
+)
+
+#: Words that stand where a written password would but are about it: function words and the usual
+#: adjectives, nouns and type names after "password is/:" in English, German, French and Spanish.
+_NOT_WORD_VALUES = _NOT_VALUES | frozenset("""
+optional mandatory required requires strong weak short long empty blank hidden visible broken wrong right
+ok okay fine good bad safe unsafe secure insecure plain plaintext clear cleartext public private sensitive
+protected unknown same below above following elsewhere shared unique random hard easy too very
+case field fields reset hash hashes hashing salt salted manager managers policy policies prompt prompts
+dialog form input length strength complexity rotation change changes expiry history store storage vault
+file flag flags option options parameter parameters argument arguments param params variable var vars
+secrets passwords tokens key keys values str int bool text type types object number boolean bytes char
+varchar json undefined any auth login user users field_name name names never always ask asks asked
+str| none| twice again once first last next previous current new old default defaults mine yours ours
+theirs his her their our your whatever anything something nothing everything someone somebody
+present absent active inactive enabled disabled ready pending unchanged unavailable known protected
+ist nicht kein keine wird wurde der die das den dem des ein eine einen im auf mit von zu und oder
+erforderlich optional gespeichert leer geheim sicher unbekannt gleich
+est pas requis requise obligatoire facultatif facultative stocké stockée vide dans sur pour avec une les
+es requerido requerida obligatorio obligatoria opcional almacenado almacenada vacío vacía para con una los las
+""".replace("|", "").split())
+_WORD_SUFFIX = re.compile(r"(?i)(?:ed|ing|able|ible|tion|sion|ment|ness|ity|ive|ous|ful|less|ize|ized|ised|"
+                          r"ally|ely|ily|tly|rly|ssly|ully|"
+                          r"ung|keit|heit|lich|ement|ique|ción|dad|oso|osa)$")
+_CLAUSE_NEXT = re.compile(r"(?i)\s*(?:$|[.,;:!?)\]}»”’\"'`—–#/]|-\s|\(|(?:and|but|or|for|to|when|if|on|in|at|until|"
+                          r"then|before|after|so|und|oder|für|et|ou|pour|y|o|para|e|en|wenn|quand|cuando)\b)")
+
+
+def _word_value_ok(v: str, *, cue: str, text: str, end: int, clause: bool = True) -> bool:
+    """Whether a plain word written after a password cue is the password itself (issue 21 item 4):
+    not a function word, not an adjective, participle or noun about passwords, not a type name,
+    and (``clause``) the clause ends after it ("the password is swordfish." yes; "the password is
+    stored in" no). A shell assignment (``KEY=value``) needs no clause end."""
+    w = v.rstrip(".)]}>:!?")
+    if "code" in cue.casefold() and re.fullmatch(r"\d{4,12}", w):
+        return _CLAUSE_NEXT.match(text, end) is not None  # "the passcode is 4821"
+    if len(w) < 4 or w.casefold() in _NOT_WORD_VALUES or _PLACEHOLDER.match(w):
+        return False
+    if _CODE_REF.match(w) or _is_path(w) or "://" in w or re.match(r"[A-Za-z_][\w.]*[\[(]", w):
+        return False  # a code reference: os.environ['X'], config.get("x"), a path
+    if _ENV_NAME.match(w) and not (cue.isupper() and "_" not in w):
+        return False  # an env var's name (GITHUB_TOKEN), unless the whole line shouts ("PASSWORD IS BUTTERCUP")
+    if w.isalpha() and len(w) >= 6 and _WORD_SUFFIX.search(w):
+        return False  # "hashed", "rotating", "configurable", "rotation", "management"
+    if heuristic.is_templated_secret(w) or heuristic.is_prefixed_with_dollar_sign(w) \
+            or heuristic.is_sequential_string(w):
+        return False
+    return not clause or _CLAUSE_NEXT.match(text, end) is not None
+
+
+def _phrase_value_ok(v: str) -> bool:
+    """A quoted phrase after a cue ("'correct horse battery staple'"): up to eight words, not a
+    placeholder ("<your password>", "your secret here") nor prose about the secret."""
+    words = v.split()
+    if not words or len(words) > 8 or len(v) < 4:
+        return False
+    if _PLACEHOLDER.match(v) or any(_PLACEHOLDER.match(x) for x in words if len(x) > 2 and x[0] in "<$%{[("):
+        return False
+    low = [x.casefold().strip(".,;:!?") for x in words]
+    if len(words) == 1:
+        return _plausible_value(v, True, prose=False) or (v.isalpha() and low[0] not in _NOT_WORD_VALUES
+                                                          and not _WORD_SUFFIX.search(v) and len(v) >= 4)
+    if {"your", "here", "placeholder", "example", "redacted", "changeme", "xxx", "same"} & set(low):
+        return False
+    return low[0] not in _NOT_WORD_VALUES or len(words) >= 3 and sum(x not in _NOT_WORD_VALUES for x in low) >= 2
+
+
+def _cli_value_ok(v: str) -> bool:
+    """A value in a credential position of a command line or connection string is a password unless
+    it is a reference ($VAR, ${X}, <password>, %s, ***) or an env var's name."""
+    v = v.rstrip(".)]}>,;")
+    if len(v) < 3 or _PLACEHOLDER.match(v) or heuristic.is_templated_secret(v):
+        return False
+    if v.startswith(("$", "%", "{", "<", "[", "(", "`")) or _ENV_NAME.match(v):
+        return False
+    return v.casefold() not in {"stdin", "prompt", "password", "passwd", "pass", "secret", "env", "file", "none",
+                                "null", "true", "false", "yes", "no", "flag", "option"}
+
+
+def _indirect(text: str, m: re.Match) -> bool:
+    """The value is read from somewhere (``os.environ['X']``, ``getenv("X")``, ``config.x``): detect-secrets' rule."""
+    v = m.group("v") or ""
+    return bool(heuristic.is_indirect_reference(text[m.start():m.end() + 40].splitlines()[0])
+                or re.match(r"[A-Za-z_][\w.]*[\[(]", v))
+
+
+def _word_hits(text: str, out: list[tuple[int, int, str]]) -> None:
+    """Passwords written as words, on command lines and in connection strings (issue 21 item 4)."""
+    low = text.lower()
+    for words, rx in (_CLI_RES if _CLI_GATE.search(low) else ()):
+        if any(w in low for w in words):
+            for m in rx.finditer(text):
+                if _cli_value_ok(m.group("v")):
+                    out.append((m.start("v"), m.start("v") + len(m.group("v").rstrip(".)]}>,;")), _CLI))
+    if "=" in text and (_CONN_CONTEXT.search(text) or "?" in text or "&" in text):
+        for i, rx in enumerate(_CONN_RES):
+            if i == 0 and not _CONN_CONTEXT.search(text):
+                continue
+            for m in rx.finditer(text):
+                if _cli_value_ok(m.group("v")):
+                    out.append((m.start("v"), m.end("v"), _CONN))
+    if any(w in low for w in _CRED_WORDS):
+        for m in _PW_CRED.finditer(text):
+            v, s = m.group("v"), m.start("v")
+            w = v.rstrip(".)]}>:!?")
+            if _cli_value_ok(w) and (_plausible_value(w, False, prose=True)
+                                     or _word_value_ok(w, cue="", text=text, end=s + len(w))):
+                out.append((s, s + len(w), _WORDS))
+    if not _CUE_GATE.search(low):
+        return
+    for m in _PW_PROSE.finditer(text):
+        if _indirect(text, m):
+            continue
+        if m.group("qv") is not None:
+            if _phrase_value_ok(m.group("qv")):
+                out.append((m.start("qv"), m.end("qv"), _WORDS))
+            continue
+        v, s = m.group("v"), m.start("v")
+        w = v.rstrip(".)]}>:!?")
+        if _plausible_value(v, False, prose=True) or _word_value_ok(v, cue=m.group("cue"), text=text, end=s + len(w)):
+            out.append((s, s + len(w), _WORDS))
+        elif re.search(r"(?i)phrase", m.group("cue")) and w.isalpha():
+            # a passphrase of several words to the clause's end ("the wifi passphrase is purple elephant
+            # dancing", "Passphrase: a cold wind from the north"): three words or more, the first no
+            # participle; or, after "is", a first word that is no function word
+            tail = re.match(r"[^.,;:!?()\n]{0,80}", text[s:]).group().rstrip()
+            words = tail.split()
+            if _WORD_SUFFIX.search(w) or w.casefold() in _NOT_VALUES - {"a", "an", "the"} and len(words) < 3:
+                continue
+            if len(words) >= 3 or (len(words) >= 2 and w.casefold() not in _NOT_WORD_VALUES):
+                out.append((s, s + len(tail), _WORDS))
+    for m in _PW_ASSIGN.finditer(text):
+        if _indirect(text, m):
+            continue
+        if m.group("qv") is not None:
+            if _phrase_value_ok(m.group("qv")):
+                out.append((m.start("qv"), m.end("qv"), _WORDS))
+            continue
+        v, s = m.group("v"), m.start("v")
+        w = v.rstrip(".)]}>:!?")
+        if re.fullmatch(r"[a-z]+(?:[-_][a-z]+)+", w):
+            continue  # lowercase words joined: "local-dev-secret", "proxy-pass" (a name, issue 9 tuning)
+        shell = m.group("op") == "="
+        if _word_value_ok(v, cue=m.group("key"), text=text, end=s + len(w), clause=not shell):
+            out.append((s, s + len(w), _WORDS))
+    for m in _PW_PHRASE.finditer(text):
+        words = m.group("v").split()
+        if len(words) >= 3 and words[0].casefold() not in _NOT_WORD_VALUES - {"a", "an", "the"} \
+                and not _WORD_SUFFIX.search(words[0]) and not _PLACEHOLDER.match(words[0]):
+            out.append((m.start("v"), m.start("v") + len(m.group("v").rstrip()), _WORDS))
+    for m in _PW_QUOTED.finditer(text):
+        if _phrase_value_ok(m.group("qv")):
+            out.append((m.start("qv"), m.end("qv"), _WORDS))
+    for m in _PW_PAIR.finditer(text):
+        v, s = m.group("v"), m.start("v")
+        w = v.rstrip(".)]}>:!?")
+        if _plausible_value(v, False, prose=True) or _word_value_ok(v, cue="", text=text, end=s + len(w)):
+            out.append((s, s + len(w), _WORDS))
+    for m in _PW_AS.finditer(text):
+        if m.group("qv") is not None:
+            if _phrase_value_ok(m.group("qv")):
+                out.append((m.start("qv"), m.end("qv"), _WORDS))
+        elif _plausible_value(m.group("v"), False, prose=True) or _word_value_ok(
+                m.group("v"), cue="", text=text, end=m.end("v"), clause=False):
+            out.append((m.start("v"), m.end("v"), _WORDS))
+
+
 # -- high-entropy Base64-ish tokens
 _B64_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_.-])([A-Za-z0-9+/_-]{24,}={0,2})(?![A-Za-z0-9+/=_-])")
 _B64_CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-"
@@ -123,7 +369,10 @@ _SETTINGS = repr((
     _PK_BLOCK.pattern, _BASIC_AUTH_RE.pattern, _ASSIGN.pattern, _PROSE_RE.pattern, _BEARER.pattern,
     sorted(_NOT_VALUES), _PLACEHOLDER.pattern, _ENV_NAME.pattern, _CODE_REF.pattern, _PATHISH.pattern,
     _PATH_SEGMENT.pattern, _NODE_ID.pattern, _ID_BEFORE.pattern, 'lowercase-words',
-    _B64_TOKEN.pattern, _B64_LIMIT, _WORDY.pattern,
+    _B64_TOKEN.pattern, _B64_LIMIT, _WORDY.pattern, _PW_PROSE.pattern, _PW_ASSIGN.pattern, _PW_QUOTED.pattern, _PW_PAIR.pattern, _PW_AS.pattern,
+    _PW_CRED.pattern, _ROLE, _PW_PHRASE.pattern,
+    [(w, r.pattern) for w, r in _CLI_RES], _CUE_GATE.pattern, _CRED_WORDS, _CONN_CONTEXT.pattern, [r.pattern for r in _CONN_RES], sorted(_NOT_WORD_VALUES),
+    _WORD_SUFFIX.pattern, _CLAUSE_NEXT.pattern,
 ))
 #: The scanner's identity: detect-secrets' version and a hash of the curated settings above.
 SCANNER_VERSION = f"detect-secrets {_DS_VERSION}+memtui.{hashlib.sha256(_SETTINGS.encode()).hexdigest()[:12]}"
@@ -244,7 +493,8 @@ def _regex_hits(text: str, out: list[tuple[int, int, str]]) -> None:
 
 
 # a cheap gate: text with none of these cannot hold a hit of the keyword/prose/regex kinds
-_GATE = re.compile(r"(?i)pass|pwd|secret|key|token|credential|login|bearer|basic|://|private|AKIA|ASIA|gh[pousr]_|"
+_GATE = re.compile(r"(?i)pass|pw|secr|kennwort|wachtwoord|contrase|clave|senha|geheim|identified|mysql|mariadb|"
+                   r"redis-cli|\s-u|--user|\s-a\s|--auth|key|token|credential|login|bearer|basic|://|private|AKIA|ASIA|gh[pousr]_|"
                    r"glpat|xox|sk_|rk_|pk_|eyJ|npm_|pypi-|SG\.|SK[0-9a-f]|AIza|AKC|AP[0-9A-Z]|\d{8,10}:|"
                    r"[A-Za-z0-9+/_-]{24}")
 
@@ -252,7 +502,8 @@ _GATE = re.compile(r"(?i)pass|pwd|secret|key|token|credential|login|bearer|basic
 # the same gate for ASCII text, lowercased first: case-sensitive on the lowercased text, each branch
 # matches exactly where the case-insensitive one matches in the original (ASCII letters fold one to one),
 # about three times faster (issue 11, item 9: every imported statement passes through here)
-_GATE_ASCII_LOWER = re.compile(r"pass|pwd|secret|key|token|credential|login|bearer|basic|://|private|akia|asia|"
+_GATE_ASCII_LOWER = re.compile(r"pass|pw|secr|kennwort|wachtwoord|contrase|clave|senha|geheim|identified|mysql|"
+                               r"mariadb|redis-cli|\s-u|--user|\s-a\s|--auth|key|token|credential|login|bearer|basic|://|private|akia|asia|"
                                r"gh[pousr]_|glpat|xox|sk_|rk_|pk_|eyj|npm_|pypi-|sg\.|sk[0-9a-f]|aiza|akc|"
                                r"ap[0-9a-z]|\d{8,10}:")
 _GATE_ASCII_RUN = re.compile(r"[a-z0-9+/_-]{24}")
@@ -273,11 +524,12 @@ def _scan(text: str) -> tuple[SecretHit, ...]:
     spans: list[tuple[int, int, str]] = []
     _regex_hits(text, spans)
     _keyword_hits(text, spans)
+    _word_hits(text, spans)
     _entropy_hits(text, spans)
     if not spans:
         return ()
     # merge overlaps: the earliest, then the longest span wins; a named type beats a generic one
-    generic = (_ENTROPY, _PROSE, _KEYWORD)
+    generic = (_ENTROPY, _PROSE, _KEYWORD, _WORDS, _CLI, _CONN)
     spans.sort(key=lambda t: (t[0], -(t[1] - t[0]), t[2] in generic))
     merged: list[list] = []
     for s, e, kind in spans:
