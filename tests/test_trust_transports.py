@@ -411,7 +411,8 @@ async def mcp_session(db: str, *args: str):
     from mcp import ClientSession, StdioServerParameters, stdio_client
     from mcp.types import Implementation
 
-    params = StdioServerParameters(command=MEMTUI, args=["mcp", "--db", db, *args], env={"MEMTUI_NOW": FIXED_NOW})
+    params = StdioServerParameters(command=MEMTUI, args=["mcp", "--db", db, *args], env={"MEMTUI_NOW": FIXED_NOW,
+                                   **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}})
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, client_info=Implementation(name="probe", version="1")) as session:
             await session.initialize()
