@@ -31,6 +31,7 @@ from sqlmodel import Session, func, select
 from memtui.clock import iso, new_event_id, utcnow
 from memtui.domain.invariants import Actor
 from memtui.domain.quality import _IDENTIFIER, eligibility, quality, quality_input
+from memtui.safety.guard import redact_for_display
 from memtui.review.views import EvidenceView
 from memtui.similarity.text import stem
 from memtui.store.models import Evidence, HarmEvent, Memory, Repository, Revalidation, UsageEvent
@@ -567,7 +568,8 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
     are ranked by relevance, then quality, then id; the first ``limit`` form the pack. Every other
     relevant memory is listed in ``excluded`` with its eligibility reasons (``over_limit`` for an
     eligible one that did not fit). With ``record`` each included memory gets a usage event
-    (``context_pack``, ``neutral``, the pack's id) and its ``last_used_at``, all in one transaction.
+    (``context_pack``, ``neutral``, the pack's id, the sha256 of the task — never its text) and its
+    ``last_used_at``, all in one transaction. A secret in ``task`` is redacted first (issue 21 item 4).
     Raises :class:`RecallError` for a malformed scope, an unknown repository or a limit below 1.
     """
     if limit < 1:
@@ -576,6 +578,10 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
 
     record = record and read_only_reason(engine) is None  # a read-only store recalls, records nothing (issue 21 item 7)
     task = task or ""
+    # issue 21 item 4: the request log keeps a hash of the task, never its text, and a secret in the
+    # task is redacted before it is ranked or answered with
+    task_sha256 = hashlib.sha256(task.encode("utf-8", "surrogatepass")).hexdigest()
+    task = redact_for_display(task) or ""
     now = utcnow()
     # expire_on_commit=False: the rows are only read after the commit; expiring 10,000 of them costs ~1 s
     with Session(engine, expire_on_commit=False) as session, session.begin():
@@ -602,7 +608,7 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
                 session.add(UsageEvent(
                     usage_id=uid, memory_id=item.memory_id, context_pack_id=pack_id, usage_type="context_pack",
                     outcome="neutral", created_at=now,
-                    detail={"rank": rank, "relevance": item.relevance, "scope": rscope.label, "task": task[:500],
+                    detail={"rank": rank, "relevance": item.relevance, "scope": rscope.label, "taskSha256": task_sha256,
                             **({"actor": f"{actor.type}:{actor.id}"} if actor else {})}))
             session.flush()
             # last_used_at without a version bump: a recall must not make a reviewer's open decision stale

@@ -72,7 +72,7 @@ def problem_for(exc: Exception) -> ApiProblem | None:
     from memtui.review.lifecycle import MemoryNotFound
     from memtui.review.resolve import ResolveError
     from memtui.review.service import MemoryOutOfScope
-    from memtui.safety.guard import SecretInComment
+    from memtui.safety.guard import SecretInComment, SecretRefused
     from memtui.store.engine import is_lock_conflict
 
     text = str(exc)
@@ -98,7 +98,8 @@ def problem_for(exc: Exception) -> ApiProblem | None:
     if isinstance(exc, InvariantViolation):
         return ApiProblem(422, "invariant", "Refused by an invariant", text, invariant=exc.invariant)
     if isinstance(exc, SecretInComment):
-        return ApiProblem(422, "secret-in-comment", "Refused: the text holds a secret", text, field="comment")
+        return ApiProblem(422, "secret-in-comment", "Refused: the text holds a secret", text,
+                          field=exc.field if isinstance(exc, SecretRefused) else "comment")  # issue 21 item 4
     if isinstance(exc, ResolveError) and text.startswith("no conflict "):
         return ApiProblem(404, "not-found", "Not found", text)
     if isinstance(exc, (TransitionRefused, DecisionError, ResolveError, RevalidationUnavailable)):

@@ -211,12 +211,13 @@ def usage(
     """Record a usage event; a harm outcome challenges the memory."""
     from memtui.maintenance.usage import record_usage
     from memtui.review.lifecycle import MemoryNotFound
+    from memtui.safety.guard import SecretInComment
 
     try:
         engine = _engine(db)
         out = record_usage(engine, memory_id, outcome, _actor(actor, role, engine), workflow_run_id=workflow_run,
                            issue=issue)
-    except MemoryNotFound as exc:
+    except (MemoryNotFound, SecretInComment) as exc:  # a secret in --issue/--workflow-run (issue 21 item 4)
         raise _fail(str(exc))
     except ValueError as exc:
         raise _fail(str(exc), 2)

@@ -50,11 +50,13 @@ class RecordError(Exception):
         super().__init__(str(self))
 
     def __str__(self) -> str:
+        from memtui.safety.guard import redact_for_display
+
         where = self.path + (f": line {self.line}" if self.line is not None else "")
         what = (f": record {self.index + 1}" if self.index is not None else "") + (
             f" ({visible_line(self.record_id)})" if self.record_id else "")
         fld = f": field '{self.field}'" if self.field else ""
-        return f"{where}{what}{fld}: {self.message}"
+        return redact_for_display(f"{where}{what}{fld}: {self.message}")  # an id may hold a secret (issue 21)
 
     def __reduce__(self):  # picklable: it crosses from the process that reads a large file
         return RecordError, (self.path, self.index, self.line, self.record_id, self.field, self.message)
@@ -372,13 +374,16 @@ class Prepared:
 def prepare(raw: RawRecord, personal: bool = True) -> Prepared | RecordError:
     """:func:`parse_record_rows` and :func:`memtui.safety.guard.screen_memory` of one record (pure: no
     store), or the :class:`RecordError` refusing it."""
-    from memtui.safety.guard import screen_memory
+    from memtui.safety.guard import SecretRefused, screen_memory
 
     try:
         memory, evidence = parse_record_rows(raw)
     except RecordError as err:
         return err
-    screen = screen_memory(RowView(memory), [RowView(e) for e in evidence], personal=personal)
+    try:
+        screen = screen_memory(RowView(memory), [RowView(e) for e in evidence], personal=personal)
+    except SecretRefused as exc:  # an id, scope key or evidence repository holding a secret (issue 21 item 4)
+        return RecordError(raw.path, raw.index, raw.line, _record_id(raw.data), exc.field, str(exc))
     id_field = _id_field(raw.data)
     return Prepared(raw.path, raw.index, raw.line, id_field, _field_line(raw.data, (id_field,), raw.line),
                     memory, evidence, screen)

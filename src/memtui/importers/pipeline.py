@@ -532,7 +532,7 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
            sources: dict[tuple[str, str], bool], natives: list[Iterable[RawRecord]],
            actor: Actor, report: FormatImportReport, progress: Callable[[int, int], None] | None,
            personal: bool = True, skip_invalid: bool = False, repo_root: Path | None = None) -> None:
-    from memtui.safety.guard import blocked_note, screen_memory, screened_import
+    from memtui.safety.guard import SecretRefused, blocked_note, screen_memory, screened_import
 
     now = utcnow()
     _next_revisions(session, items)
@@ -633,7 +633,11 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
             reason += f"; superseded on import: a later line corrects it ({corrected_by})" + (
                 f": {it.correction_reason}" if it.correction_reason else "")
         rows = _evidence_rows(mid, it.evidence)
-        screen = screen_memory(memory, rows, personal=personal)
+        try:
+            screen = screen_memory(memory, rows, personal=personal)
+        except SecretRefused as exc:  # an id or scope key holding a secret (issue 21 item 4)
+            report.rejected.append(record_error(it.path, it.index, it.line, mid, exc.field, str(exc)))
+            continue
         try:
             create_memory(session, memory, rows, actor, reason=reason + blocked_note(screen))
             for note in it.notes:

@@ -13,6 +13,7 @@ from memtui.domain.scopes import Scope, applies_within
 from memtui.domain.states import is_allowed
 from memtui.governance.visibility import can_see
 from memtui.review.lifecycle import MemoryNotFound, transition
+from memtui.safety.guard import refuse_secret_fields
 from memtui.store.models import HarmEvent, Memory, UsageEvent
 
 OUTCOMES = ("positive", "negative", "neutral", "harm")
@@ -45,6 +46,8 @@ def record_usage(engine: Engine, memory_id: str, outcome: str, actor: Actor, *, 
     """
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+    # the same refusal on every path (CLI, HTTP, MCP): a secret is never stored in a report (issue 21 item 4)
+    refuse_secret_fields(("issue", issue), ("workflowRunId", workflow_run_id), ("usageType", usage_type))
     now = utcnow()
     with Session(engine) as session, session.begin():
         m = session.get(Memory, memory_id)

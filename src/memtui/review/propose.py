@@ -240,7 +240,7 @@ def propose_memory(engine: Engine, proposal: Proposal, actor: Actor) -> Proposal
     from memtui.maintenance.promotion import gate_reason
     from memtui.recall import RecallError, check_known_scope
     from memtui.review.lifecycle import create_memory, facts_of
-    from memtui.safety.guard import blocked_note, record_secret_findings, screen_memory
+    from memtui.safety.guard import SecretRefused, blocked_note, record_secret_findings, screen_memory
 
     scope = proposal.scope
     if scope.tenant is None:
@@ -267,7 +267,10 @@ def propose_memory(engine: Engine, proposal: Proposal, actor: Actor) -> Proposal
         except InvariantViolation as exc:
             raise ProposalRefused("scope", f"broader than its evidence (invariant 2): {str(exc).split(': ', 2)[-1]}"
                                   ) from None
-        screen = screen_memory(memory, rows)  # secrets (and personal data) redacted in place; a secret blocks
+        try:  # secrets (and personal data) redacted in place; a secret blocks; in a scope key it is refused
+            screen = screen_memory(memory, rows)
+        except SecretRefused as exc:
+            raise ProposalRefused("scope" if exc.field.startswith("scope.") else exc.field, str(exc)) from None
         mid = proposal_id(scope, memory.type, memory.statement)
         similar = tuple(similar_memories(session, memory.statement, scope, viewer=actor, exclude=mid))
         existing = session.get(Memory, mid)

@@ -11,6 +11,22 @@
   (:class:`SecretInComment`, a LifecycleError: exit 1, nothing written).
 * :func:`redact_for_display` — text from before the scanner knew a pattern (history reasons and
   comments, evidence excerpts, file content) redacted where it is shown or exported.
+* :func:`refuse_secret_fields` — a string that must not be stored redacted (an id, a name, a scope
+  key, a harm issue, a run id) and holds a secret is refused (:class:`SecretRefused`, naming the field).
+
+Every stored string passes one scanner (issue 21 item 4). Per field, a secret is either
+
+* **redacted, the memory blocked** — the text of a memory and its evidence (:data:`REDACTED_FIELDS`):
+  statement, rootCauseSummary, tags, appliesTo, doesNotApplyTo, invalidationPolicy, failureType,
+  verificationProbe, sourceActionIds, proposedBy.id, importSource; evidence path, ref, symbol,
+  target, excerpt, commitSha, currentPath, statusReason (import, propose over MCP/HTTP, edit, rescan);
+* **refused, naming the field, nothing written** — what identifies or places something
+  (:data:`REFUSED_FIELDS`): memoryId, logicalMemoryId, supersededBy, tenantId, repositoryId,
+  modulePath, evidence repositoryId; and outside memory: decision comments, harm and usage ``issue``,
+  ``workflowRunId``, reviewer names and scopes, token labels, repository names and checkout paths.
+
+A recall request keeps only a hash of its task (:func:`memtui.recall.recall`); the pack it answers
+with carries the task redacted.
 """
 
 from __future__ import annotations
@@ -26,7 +42,7 @@ from memtui.safety.personal import redact_personal
 from memtui.safety.secrets import SCANNER_VERSION, SecretHit, find_secrets, redact_secrets
 from memtui.store.models import Evidence, Memory, SecretFinding
 
-__all__ = ["Screening", "SecretInComment", "screen_memory", "screen_evidence", "record_secret_findings", "block_for_secret",
+__all__ = ["Screening", "SecretInComment", "SecretRefused", "refuse_secret_fields", "screen_memory", "screen_evidence", "record_secret_findings", "block_for_secret",
            "refuse_secret_comment", "redact_for_display", "secret_types", "blocked_note", "screened_import"]
 
 
@@ -40,8 +56,59 @@ class SecretInComment(LifecycleError):
 
     def __init__(self, types: list[str], what: str = "comment"):
         self.types = types
+        self.field = what
         super().__init__(f"the {what} holds a secret ({', '.join(types)}); it was not recorded — "
                          "write the comment without it")
+
+
+class SecretRefused(SecretInComment):
+    """A field that is never stored redacted (an id, a name, a scope key, an issue) holds a secret:
+    refused, naming the field and the secret's type (never the secret); nothing was written."""
+
+    def __init__(self, types: list[str], what: str):
+        LifecycleError.__init__(self, f"{what} holds a secret ({', '.join(types)}); it is never stored — "
+                                      "refused, nothing was written (issue 21: secrets in every stored string)")
+        self.types, self.field = types, what
+
+
+#: Memory columns whose secret is refused (they identify or place the memory), with the record's field name.
+REFUSED_FIELDS: dict[str, str] = {
+    "memory_id": "memoryId", "logical_memory_id": "logicalMemoryId", "superseded_by": "supersededBy",
+    "tenant_id": "scope.tenantId", "repository_id": "scope.repositoryId", "module_path": "scope.modulePath",
+}
+#: Memory columns whose secret is redacted in place (the memory is blocked), with the record's field name.
+REDACTED_FIELDS: dict[str, str] = {
+    "applies_to": "appliesTo", "does_not_apply_to": "doesNotApplyTo", "invalidation_policy": "invalidationPolicy",
+    "failure_type": "failureType", "verification_probe": "verificationProbe", "source_action_ids": "sourceActionIds",
+    "proposer_id": "proposedBy.id", "import_source": "importSource",
+}
+#: Evidence columns whose secret is redacted in place (``excerpt`` also loses personal data).
+EVIDENCE_REDACTED: tuple[str, ...] = ("path", "ref", "symbol", "target", "commit_sha", "current_path",
+                                      "status_reason")
+
+
+def refuse_secret_fields(*fields: tuple[str, str | None]) -> None:
+    """Raise :class:`SecretRefused` for the first ``(field name, value)`` whose value holds a secret."""
+    for name, value in fields:
+        if value and isinstance(value, str):
+            hits = find_secrets(value)
+            if hits:
+                raise SecretRefused(secret_types(hits), name)
+
+
+def _redact_value(value, fieldname: str, screening: "Screening"):
+    """``value`` (a string, or lists and dicts of them) with secrets redacted; hits added to ``screening``."""
+    if isinstance(value, str):
+        red, hits = redact_secrets(value)
+        screening.secrets += [(fieldname, h) for h in hits]
+        return red
+    if isinstance(value, list):
+        out = [_redact_value(v, fieldname, screening) for v in value]
+        return out if out != value else value
+    if isinstance(value, dict):
+        out = {k: _redact_value(v, fieldname, screening) for k, v in value.items()}
+        return out if out != value else value
+    return value
 
 
 @dataclass
@@ -78,14 +145,27 @@ def _clean(text: str | None, fieldname: str, screening: Screening, personal: boo
 
 
 def screen_memory(memory: Memory, evidence: list[Evidence], *, personal: bool = True) -> Screening:
-    """Redact ``memory`` and its ``evidence`` rows in place (statement, root-cause summary, tags,
-    evidence excerpts); ``personal`` also redacts home paths, e-mails and phone numbers. A secret
-    sets ``memory.state`` to ``blocked`` (the review flag to ``none``). Returns what was found."""
+    """Screen every string of ``memory`` and its ``evidence`` rows (issue 21 item 4): a secret in a
+    :data:`REFUSED_FIELDS` column (or an evidence ``repository_id``) raises :class:`SecretRefused`
+    naming the field, before anything changed; a secret anywhere else is redacted in place (statement,
+    root-cause summary, tags, :data:`REDACTED_FIELDS`, evidence :data:`EVIDENCE_REDACTED` and excerpts)
+    and sets ``memory.state`` to ``blocked`` (the review flag to ``none``); ``personal`` also redacts
+    home paths, e-mails and phone numbers in the statement, summary, tags and excerpts. Returns what
+    was found."""
+    refuse_secret_fields(*((name, getattr(memory, col, None)) for col, name in REFUSED_FIELDS.items()),
+                         *((f"evidence[{i}].repositoryId", getattr(e, "repository_id", None))
+                           for i, e in enumerate(evidence)))
     s = Screening()
     memory.statement = _clean(memory.statement, "statement", s, personal) or memory.statement
     memory.root_cause_summary = _clean(memory.root_cause_summary, "rootCauseSummary", s, personal)
     if memory.tags:
         memory.tags = [_clean(t, "tags", s, personal) for t in memory.tags]
+    for col, name in REDACTED_FIELDS.items():
+        value = getattr(memory, col, None)
+        if value:
+            red = _redact_value(value, name, s)
+            if red is not value:
+                setattr(memory, col, red)
     screen_evidence(evidence, personal=personal, into=s)
     if s.blocked:
         memory.state = "blocked"
@@ -94,11 +174,23 @@ def screen_memory(memory: Memory, evidence: list[Evidence], *, personal: bool = 
 
 
 def screen_evidence(evidence: list[Evidence], *, personal: bool = True, into: Screening | None = None) -> Screening:
-    """Redact the excerpts of ``evidence`` rows in place; what was found (added to ``into`` if given)."""
+    """Redact the excerpts and :data:`EVIDENCE_REDACTED` strings of ``evidence`` rows in place; what was
+    found (added to ``into`` if given)."""
     s = into if into is not None else Screening()
     for i, e in enumerate(evidence):
         e.excerpt = _clean(e.excerpt, f"evidence[{i}].excerpt", s, personal)
+        for col in EVIDENCE_REDACTED:
+            value = getattr(e, col, None)
+            if value:
+                red = _redact_value(value, f"evidence[{i}].{_camel(col)}", s)
+                if red != value:
+                    setattr(e, col, red)
     return s
+
+
+def _camel(col: str) -> str:
+    head, *rest = col.split("_")
+    return head + "".join(w.title() for w in rest)
 
 
 def record_secret_findings(session: Session, memory_id: str, found: list[tuple[str, SecretHit]], actor: Actor,
