@@ -455,8 +455,8 @@ def append(conn: Connection, items: list[tuple[str, str, str | None]], key: byte
     if tuple(tail or (0, "")) != (seq, last):
         problem = f"{TAINT}head at row {seq} but chain ends at row {tail[0] if tail else 0}"
         seq, last = (tail[0], tail[1]) if tail else (0, "")
-    elif head is not None and head["mac"] != head_mac(k, head["seq"], head["last_hash"], head["keyed"],
-                                                       head["key_check"]):
+    elif head is not None and head["mac"] != head_mac(k if head["keyed"] else None, head["seq"], head["last_hash"],
+                                                       head["keyed"], head["key_check"]):
         problem = f"{TAINT}head seal did not match"
     if problem:
         items = [("head", "head", problem)] + list(items)
