@@ -33,6 +33,10 @@ REPO = "order-service"
 
 
 def _cli(*args: str, env: dict | None = None) -> str:
+    """The CLI in-process; ``--actor NAME`` runs it as the login NAME (issue 21: who acts is the connection's identity)."""
+    if env is None and "--actor" in args:
+        login = args[list(args).index("--actor") + 1]
+        env = {"LOGNAME": login, "USER": login}
     out = CliRunner().invoke(memtui_app, list(args), env=env)
     assert out.exit_code == 0, out.output
     return out.stdout
@@ -84,7 +88,7 @@ def api(request, tmp_path_factory):
     else:
         url = request.getfixturevalue("pg_database_url")
         empty_pg_store(url)
-    env = {"MEMTUI_NOW": FIXED_NOW, "MEMTUI_ACTOR": "lee"}
+    env = {"MEMTUI_NOW": FIXED_NOW, "MEMTUI_ACTOR": "lee", "LOGNAME": "lee", "USER": "lee"}
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
@@ -101,7 +105,8 @@ def api(request, tmp_path_factory):
     # a token that expired a day before the fixed clock
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MEMTUI_NOW", "2026-11-27T12:00:00Z")
-        mp.setenv("MEMTUI_ACTOR", "lee")
+        for k in ("MEMTUI_ACTOR", "LOGNAME", "USER"):
+            mp.setenv(k, "lee")
         expired = _cli("tokens", "create", "lee", "--expires", "2", "--db", url).strip()
     server = Server(url, tmp / "serve.log")
     engine = open_store(url)
@@ -385,7 +390,7 @@ def test_usage_by_an_agent_and_harm_challenges(api):
 
 def test_reports_are_the_files_memtui_report_writes(api):
     out = api["tmp"] / "reports"
-    _cli("report", "--out", str(out), "--now", FIXED_NOW, "--db", api["url"])
+    _cli("report", "--out", str(out), "--now", FIXED_NOW, "--db", api["url"], "--actor", "lee")
     with _client(api) as c:
         for name in ("memory-health-report", "memory-review-queue", "memory-conflicts"):
             r = c.get(f"/reports/{name}", params={"now": FIXED_NOW})
@@ -409,19 +414,23 @@ def test_tokens_are_stored_hashed_and_administered_like_reviewers(tmp_path):
     assert stored == [(hashlib.sha256(secret.encode()).hexdigest(), "reviewer", "solo")]
     _cli("reviewers", "add", "lee", "--role", "lead", "--db", db, "--actor", "lee")
     _cli("reviewers", "add", "ann", "--role", "reviewer", "--db", db, "--actor", "lee")
-    refused = runner.invoke(memtui_app, ["tokens", "create", "ann", "--db", db, "--actor", "ann"])
+    refused = runner.invoke(memtui_app, ["tokens", "create", "ann", "--db", db, "--actor", "ann"],
+                            env={"LOGNAME": "ann", "USER": "ann"})
     assert refused.exit_code == 1 and "lead or maintainer" in refused.output
-    not_reviewer = runner.invoke(memtui_app, ["tokens", "create", "zed", "--db", db, "--actor", "lee"])
+    not_reviewer = runner.invoke(memtui_app, ["tokens", "create", "zed", "--db", db, "--actor", "lee"],
+                                 env={"LOGNAME": "lee", "USER": "lee"})
     assert not_reviewer.exit_code == 2 and "not a reviewer" in not_reviewer.output
     _cli("tokens", "create", "zed", "--agent", "--expires", "7", "--db", db, "--actor", "lee")
-    listed = _cli("tokens", "list", "--json", "--db", db)
+    listed = _cli("tokens", "list", "--json", "--db", db, "--actor", "lee")
     assert secret not in listed and stored[0][0] not in listed
     rows = json.loads(listed)
     assert [(t["name"], t["kind"], t["status"]) for t in rows] == [("solo", "reviewer", "active"), ("zed", "agent", "active")]
     assert rows[1]["expiresAt"] == "2026-12-07T12:00:00Z"
-    assert runner.invoke(memtui_app, ["tokens", "revoke", "zed", "--db", db, "--actor", "ann"]).exit_code == 1
+    assert runner.invoke(memtui_app, ["tokens", "revoke", "zed", "--db", db, "--actor", "ann"],
+                         env={"LOGNAME": "ann", "USER": "ann"}).exit_code == 1
     _cli("tokens", "revoke", "zed", "--db", db, "--actor", "lee")
-    assert [t["status"] for t in json.loads(_cli("tokens", "list", "--json", "--db", db))] == ["active", "revoked"]
+    assert [t["status"] for t in json.loads(_cli("tokens", "list", "--json", "--db", db, "--actor", "lee"))] == [
+        "active", "revoked"]
     with engine.connect() as conn:
         kinds = [r[0] for r in conn.execute(sa.text(
             "SELECT kind FROM audit_event WHERE kind LIKE 'token_%' ORDER BY audit_id"))]
