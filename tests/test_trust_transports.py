@@ -203,6 +203,7 @@ def demo(tmp_path_factory):
         tokens = {name: _cli("tokens", "create", name, "--agent", "--db", db).strip()
                   for name in ("bot", "bot2", "bot3")}
         tokens["lee"] = _cli("tokens", "create", "lee", "--db", db).strip()
+        tokens["ann"] = _cli("tokens", "create", "ann", "--db", db).strip()
     (tmp / "pristine").mkdir()
     return {"db": db, "tmp": tmp, "tokens": tokens, "pristine": _copy_store(db, tmp / "pristine")}
 
@@ -461,3 +462,10 @@ async def test_mcp_harm_is_rate_limited_and_needs_a_quorum_on_an_adr(demo, tmp_p
         joined = await s.call_tool("report_harm", {"memory_id": adr, "issue": "wrong here too"})
     assert not joined.is_error and "now challenged" in _text(joined)
     assert _one(db, "SELECT state FROM memory WHERE memory_id = :m", m=adr) == "challenged"
+
+
+def test_http_recall_scope_errors_name_nothing_outside_the_callers_scope(api):
+    with _client(api, "ann") as ann:  # a reviewer of acme/billing-service only
+        nope = ann.post("/recall", json={"task": "x", "scope": "repository:nope", "record": False})
+    assert nope.status_code == 422, nope.text
+    assert nope.json()["detail"] == "unknown repository 'nope' (known here: none)"  # not ledger, not order-service

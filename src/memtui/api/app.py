@@ -352,11 +352,16 @@ def create_app(engine: Engine) -> FastAPI:
     def recall_pack(body: RecallBody, actor: Caller) -> dict:
         """A small pack of eligible memories for a task, and what was left out and why (as ``memtui
         recall --json``); usage events name the caller."""
-        from memtui.recall import pack_to_json, recall
+        from memtui.governance.visibility import resolve_visible_scope
+        from memtui.recall import RecallError, pack_to_json, recall
 
         lock = state.write_lock if body.record else contextlib.nullcontext()
-        with lock:
-            pack = recall(engine, body.task, body.scope, limit=body.limit, actor=actor, record=body.record)
+        try:
+            with lock:
+                pack = recall(engine, body.task, body.scope, limit=body.limit, actor=actor, record=body.record)
+        except RecallError:
+            resolve_visible_scope(engine, body.scope, actor)  # a refused scope, as the caller may see it (issue 21)
+            raise
         return pack_to_json(pack)
 
     @app.post("/memory/{memory_id}/usage", tags=["recall"])

@@ -104,59 +104,24 @@ class MemtuiAgentServer:
     def scope_arg(self, text: str | None, argument: str = "scope") -> Scope:
         """The scope an argument names (``repository:NAME[/module]`` or ``tenant/repository[/module]``),
         or the server's scope when omitted; ToolError naming ``argument`` when it is malformed,
-        unknown or outside the server's scope.
-
-        An error names nothing the caller may not see (issue 21 item 8): a repository that does not
-        exist, lies outside the server's scope or is private to this agent is the same "unknown
-        repository", listing only the repositories the agent may name; the store's own answer (a
-        wrong tenant, several tenants) is passed on only about a repository the agent may name."""
-        from memtui.governance.visibility import repositories_within
-        from memtui.recall import RecallError, resolve_any_scope
+        unknown or outside the server's scope. The error names nothing the agent may not see
+        (:func:`memtui.governance.visibility.resolve_visible_scope`; issue 21 item 8)."""
+        from memtui.governance.visibility import resolve_visible_scope
+        from memtui.recall import RecallError
 
         if text is None or not text.strip():
             if self.scope is None:
                 raise ToolError(f"{argument}: required (this server serves the whole store); "
                                 "write repository:NAME[/module] or tenant/repository[/module]")
             return self.scope
-        nameable = repositories_within(self.engine, self.scope, self.agent(None))
-        typed = self._typed_repository(text, argument, {r for _t, r in nameable})
-
-        def unknown() -> ToolError:
-            here = sorted({r for _t, r in nameable})
-            return ToolError(f"{argument}: unknown repository {visible(typed)!r} (known here: "
-                             f"{', '.join(here) or 'none'})")
-
-        if typed is not None and typed not in {r for _t, r in nameable}:
-            raise unknown()
         try:
-            scope = resolve_any_scope(self.engine, text)
-        except RecallError:  # a wrong or missing tenant of a repository the agent may name: its tenants here
-            tenants = sorted(t for t, r in nameable if r == typed)
-            raise ToolError(f"{argument}: repository {visible(typed or '')!r} belongs to tenant {', '.join(tenants)}; "
-                            "write tenant/repository[/module]") from None
-        if scope.repository is not None and (scope.tenant, scope.repository) not in nameable:
-            raise unknown()
+            scope = resolve_visible_scope(self.engine, text, self.agent(None), self.scope)
+        except RecallError as exc:
+            raise ToolError(f"{argument}: {exc}") from None
         if self.scope is not None and not (scope.tenant is not None and in_scope(
                 scope.tenant, scope.repository, scope.module, self.scope)):
             raise ToolError(f"{argument}: {scope.label} lies outside this server's scope {self.scope.label}")
         return scope
-
-    @staticmethod
-    def _typed_repository(text: str, argument: str, known: set[str]) -> str | None:
-        """The repository a scope argument names, read without the store (None: a tenant-only or
-        ``*`` scope); ToolError naming ``argument`` for a malformed scope."""
-        from memtui.domain.scopes import ScopeSyntaxError
-        from memtui.domain.scopes import parse_scope as parse_tenant_scope
-        from memtui.recall import SCOPE_PREFIX, RecallError, parse_scope
-
-        try:
-            if text.strip().startswith(SCOPE_PREFIX):
-                return parse_scope(text, known).repository_id
-            return parse_tenant_scope(text).repository
-        except RecallError as exc:
-            raise ToolError(f"{argument}: {exc}") from None
-        except (ScopeSyntaxError, ValueError) as exc:
-            raise ToolError(f"{argument}: {exc}; or write repository:NAME[/module]") from None
 
     def recall_scope_arg(self, text: str | None) -> Scope:
         """The recall scope: the argument, else the server's scope, else the store's only repository
