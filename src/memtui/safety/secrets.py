@@ -126,15 +126,15 @@ _PREP = (r"for|to|of|on|in|at|from|für|fuer|vom|von|des|der|den|dem|de|du|del|d
 # whose password, after the cue in French, Spanish or German order ("le mot de passe root est ...")
 _ROLE = (r"(?:admin|administrator|administrateur|administrador|root|user|master|default|initial|temporary|temp|db|"
          r"database|sudo|wifi|wlan|vpn|ssh|smtp|ftp|sa|superuser|app|service)(?![\w-])")
-_COPULA = (r"(?:(?:was\s+|has\s+been\s+|is\s+)?(?:changed|set)\s+to|is\s+now|is\s+still|"
-           r"(?:is|ist|est|es|lautet)\s*:|is|was|are|ist|lautet|est|es|è|e|é|era|será|sera|['’]s|->|→|=>|:=|=|:)")
+_COPULA = (r"(?:(?<!\w)(?:(?:was\s+|has\s+been\s+|is\s+)?(?:changed|set)\s+to|is\s+now|is\s+still|"
+           r"(?:is|ist|est|es|lautet)\s*:|is|was|are|ist|lautet|est|es|è|é|era|será|sera)(?!\w)|['’]s|->|→|=>|:=|=|:)")
 _QUOTES = "\"'`«»“”‘’„"
 _Q_OPEN, _Q_CLOSE = "\"'`«“‘„", "\"'`»”’“"
 _PW_VALUE = (r"(?:(?P<q>[\"'`«“‘„])\s*(?P<qv>[^\"'`«»“”‘’„\n]{1,80}?)\s*[\"'`»”’“]"
              r"|(?P<v>[^\s\"'`«»“”‘’„,;]{3,200}))")
 _PW_PROSE = re.compile(
     r"(?i)(?<![\w-])(?P<cue>" + _PW_CUE + r")(?![\w-])(?:\s+" + _ROLE + r")?"
-    r"(?:\s+(?:" + _PREP + r")(?:\s+[\w@./:-]+){1,4}?)?(?:\s*\([^()\n]{1,40}\))?"
+    r"(?:\s+(?:" + _PREP + r")(?:\s+[\w@./-]+(?![\w@./-])){1,4}?)?(?:\s*\([^()\n]{1,40}\))?"
     r"\s*(?:" + _COPULA + r")\s*" + _PW_VALUE)
 # an assignment to a key that ends in a password cue ("PGPASSWORD=walrus", "client_secret: waterfall")
 _PW_ASSIGN = re.compile(r"(?i)(?<![\w.$-])(?P<key>[A-Za-z0-9_.-]*?(?:pass(?:word|wd|phrase)?|pwd|pw|secret|passwort|kennwort))"
@@ -153,6 +153,10 @@ _PW_PAIR = re.compile(r"(?i)(?:\b(?:user(?:name)?|login|account)\s+[\w@.-]+\s*(?
 # the value first ("use 'swordfish' as the password", "Use walnut as the password for ...")
 _PW_AS = re.compile(r"(?i)\b(?:use|set|enter|type|try|with)\s+(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,80})(?P=q)"
                     r"|(?P<v>[^\s\"'`,;:=]{3,200}))\s+as\s+(?:the\s+|a\s+|your\s+|my\s+)?(?:\w+\s+)?(?:" + _PW_CUE + r")\b")
+# setting it ("Set the password to periwinkle", "changed the root password to X")
+_PW_SET = re.compile(r"(?i)\b(?:set|change|changed|reset|update|updated)\s+(?:the\s+|its\s+|a\s+)?(?:\w+\s+)?"
+                     r"(?:" + _PW_CUE + r")\s+to\s+(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,80})(?P=q)"
+                     r"|(?P<v>[^\s\"'`,;:=]{3,200}))")
 # a credential pair after a cue ("The credentials are admin/blackcurrant", "Login: admin / huckleberry")
 _PW_CRED = re.compile(r"(?i)\b(?:credentials?|logins?|zugangsdaten|anmeldedaten|identifiants|credenciales)"
                       r"(?:\s+(?:for|of|für|pour|para)(?:\s+[\w@./-]+){1,3})?\s*(?:are|is|sind|ist|sont|son|:|=)\s*"
@@ -209,7 +213,7 @@ es requerido requerida obligatorio obligatoria opcional almacenado almacenada va
 """.replace("|", "").split())
 _WORD_SUFFIX = re.compile(r"(?i)(?:ed|ing|able|ible|tion|sion|ment|ness|ity|ive|ous|ful|less|ize|ized|ised|"
                           r"ally|ely|ily|tly|rly|ssly|ully|"
-                          r"ung|keit|heit|lich|ement|ique|ción|dad|oso|osa)$")
+                          r"ung|keit|heit|lich|ement|ique|ción|dad)$")
 _CLAUSE_NEXT = re.compile(r"(?i)\s*(?:$|[.,;:!?)\]}»”’\"'`—–#/]|-\s|\(|(?:and|but|or|for|to|when|if|on|in|at|until|"
                           r"then|before|after|so|und|oder|für|et|ou|pour|y|o|para|e|en|wenn|quand|cuando)\b)")
 
@@ -344,6 +348,15 @@ def _word_hits(text: str, out: list[tuple[int, int, str]]) -> None:
         w = v.rstrip(".)]}>:!?")
         if _plausible_value(v, False, prose=True) or _word_value_ok(v, cue="", text=text, end=s + len(w)):
             out.append((s, s + len(w), _WORDS))
+    for m in _PW_SET.finditer(text):
+        if m.group("qv") is not None:
+            if _phrase_value_ok(m.group("qv")):
+                out.append((m.start("qv"), m.end("qv"), _WORDS))
+            continue
+        v, s = m.group("v"), m.start("v")
+        w = v.rstrip(".)]}>:!?")
+        if _plausible_value(v, False, prose=True) or _word_value_ok(v, cue="", text=text, end=s + len(w)):
+            out.append((s, s + len(w), _WORDS))
     for m in _PW_AS.finditer(text):
         if m.group("qv") is not None:
             if _phrase_value_ok(m.group("qv")):
@@ -369,7 +382,7 @@ _SETTINGS = repr((
     _PK_BLOCK.pattern, _BASIC_AUTH_RE.pattern, _ASSIGN.pattern, _PROSE_RE.pattern, _BEARER.pattern,
     sorted(_NOT_VALUES), _PLACEHOLDER.pattern, _ENV_NAME.pattern, _CODE_REF.pattern, _PATHISH.pattern,
     _PATH_SEGMENT.pattern, _NODE_ID.pattern, _ID_BEFORE.pattern, 'lowercase-words',
-    _B64_TOKEN.pattern, _B64_LIMIT, _WORDY.pattern, _PW_PROSE.pattern, _PW_ASSIGN.pattern, _PW_QUOTED.pattern, _PW_PAIR.pattern, _PW_AS.pattern,
+    _B64_TOKEN.pattern, _B64_LIMIT, _WORDY.pattern, _PW_PROSE.pattern, _PW_ASSIGN.pattern, _PW_QUOTED.pattern, _PW_PAIR.pattern, _PW_AS.pattern, _PW_SET.pattern,
     _PW_CRED.pattern, _ROLE, _PW_PHRASE.pattern,
     [(w, r.pattern) for w, r in _CLI_RES], _CUE_GATE.pattern, _CRED_WORDS, _CONN_CONTEXT.pattern, [r.pattern for r in _CONN_RES], sorted(_NOT_WORD_VALUES),
     _WORD_SUFFIX.pattern, _CLAUSE_NEXT.pattern,
