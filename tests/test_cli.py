@@ -32,9 +32,9 @@ memories:
     type: code_fact
     statement: "OrderValidator.validate is the entry point."
     scope: {tenantId: acme, repositoryId: order-service}
-    evidence:
-      - type: symbol
-        symbol: OrderValidator.validate
+    evidence:  # a human source: active without a checkout to check against (issue 21 item 3)
+      - type: human
+        ref: "OrderValidator.validate, checked by the team"
     state: active
     reviewState: approved
   - memoryId: mem_adr
@@ -151,7 +151,7 @@ def test_show_json(store):
     assert d["evidence"] == [{
         "type": "file_span", "path": "src/validation/RuleRegistry.java",
         "commitSha": "0123456789abcdef0123456789abcdef01234567", "lines": [10, 28], "symbol": None,
-        "target": None, "ref": None, "spanHash": None, "status": "valid", "repositoryId": None,
+        "target": None, "ref": None, "spanHash": None, "status": "unchecked", "repositoryId": None,  # not the file's
         "current": None, "reasonCode": None, "reason": None,
     }]
     assert d["revalidation"] is None  # never revalidated

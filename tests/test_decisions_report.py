@@ -18,6 +18,7 @@ from memtui.cli import app as memtui_app
 from memtui.clock import parse_time
 from memtui.domain.invariants import Actor
 from memtui.importers.native import import_files
+from tests.gitrepo import import_anchored
 from memtui.reports.decisions import (CSV_COLUMNS, DecisionFilters, collect_decisions, decision_dicts, edit_texts,
                                       render_csv, render_json, render_markdown, render_yaml, report_dict)
 from memtui.reports.export import REDACTED
@@ -52,7 +53,7 @@ def decided(store, tmp_path, monkeypatch):  # noqa: F811
     """The resolve suite's store plus a billing memory, then eight decisions on five days by two people."""
     f = tmp_path / "billing.yaml"
     f.write_text(BILLING)
-    import_files(store, [f], LEAD)
+    import_anchored(store, [f], LEAD, tmp_path)  # issue 21 item 3: the evidence in a checkout
     svc, res = ReviewService(store), ResolveService(store)
     ids = {}
     _at(monkeypatch, "2026-11-23T09:00:00Z")

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from memtui.cli import app as memtui_app
 from memtui.domain.invariants import Actor
 from memtui.importers.native import import_files, parse_record
+from tests.gitrepo import import_anchored
 from memtui.importers.reader import RawRecord
 from memtui.maintenance.runner import maintain
 from memtui.maintenance.usage import record_usage
@@ -60,7 +61,7 @@ def _active(mid: str, statement: str, type_: str = "code_fact", paths=("src/Main
 def _load(engine, tmp_path, records, name="memories.yaml"):
     path = tmp_path / name
     path.write_text(yaml.safe_dump({"memories": records}, sort_keys=False, allow_unicode=True))
-    return import_files(engine, [path], LOADER)
+    return import_anchored(engine, [path], LOADER, tmp_path)[0]  # issue 21 item 3: the evidence in a checkout
 
 
 # ---- AGENTS.md -----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from sqlmodel import Session, func, select
 
 from memtui.domain.invariants import Actor, InvariantViolation, TransitionRefused
 from memtui.importers.native import import_files
+from tests.gitrepo import import_anchored
 from memtui.review.lifecycle import MemoryNotFound, create_memory, transition
 from memtui.review.service import DecisionError, ReviewService
 from memtui.store.models import Evidence, Memory, StateHistory
@@ -38,6 +39,8 @@ memories:
     evidence:
       - type: symbol
         symbol: OrderValidator.validate
+        path: src/validation/OrderValidator.java
+        commitSha: 0123456789abcdef0123456789abcdef01234567
         status: valid
     state: active
     reviewState: approved
@@ -69,7 +72,7 @@ def store(engine, tmp_path: Path):
     """The engine with four memories imported from a YAML file (one creation event each)."""
     path = tmp_path / "store.yaml"
     path.write_text(STORE_YAML, encoding="utf-8")
-    report = import_files(engine, [path], IMPORTER)
+    report, _ = import_anchored(engine, [path], IMPORTER, tmp_path)  # issue 21 item 3: evidence in a checkout
     assert sorted(report.imported) == ["cand_env", "mem_adr", "mem_conv", "mem_live"]
     return engine
 

@@ -10,6 +10,7 @@ from sqlmodel import Session, select
 
 from memtui.domain.invariants import Actor
 from memtui.importers.native import import_files
+from tests.gitrepo import import_anchored
 from memtui.review.queue_query import FilterError, QueueFilter, filter_text, parse_filter_text
 from memtui.review.service import ReviewService
 from memtui.store.models import Evidence, Revalidation
@@ -33,7 +34,7 @@ ORG = """memories:
 @pytest.fixture
 def svc(engine, tmp_path):
     (tmp_path / "org.yaml").write_text(ORG)
-    import_files(engine, [DATA / "queue.yaml", tmp_path / "org.yaml"], LOADER)
+    import_anchored(engine, [DATA / "queue.yaml", tmp_path / "org.yaml"], LOADER, tmp_path)  # issue 21 item 3
     with Session(engine) as s, s.begin():  # what revalidation would have written
         ev = s.exec(select(Evidence).where(Evidence.memory_id == "mem_tests")).first()
         ev.reason_code = "referenced_symbol_deleted"

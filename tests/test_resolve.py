@@ -11,6 +11,7 @@ from sqlmodel import Session, select
 from memtui.clock import utcnow
 from memtui.domain.invariants import Actor
 from memtui.importers.native import import_files
+from tests.gitrepo import import_anchored
 from memtui.review.resolve import ResolveError, ResolveService
 from memtui.review.service import ReviewService
 from memtui.store.models import (CompactionProposal, DuplicateCluster, Evidence, MemoryConflict,
@@ -73,7 +74,7 @@ memories:
 def store(engine, tmp_path):
     f = tmp_path / "r.yaml"
     f.write_text(RECORDS)
-    import_files(engine, [f], LEAD)
+    import_anchored(engine, [f], LEAD, tmp_path)  # issue 21 item 3: the evidence in a checkout
     now = utcnow()
     with Session(engine) as s, s.begin():
         s.add(DuplicateCluster(cluster_id="dup-1", repository_id="os", scope_key="acme/os:src/validation",
