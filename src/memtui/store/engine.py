@@ -112,12 +112,12 @@ def _sqlite_read_only(path: Path) -> tuple[str, bool] | None:
         why = "on a read-only file system" if _read_only_fs(path) else "the file is not writable"
     folder = path.parent
     folder_ro = not os.access(folder, os.W_OK | os.X_OK)
-    if folder_ro and why is None:
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    if folder_ro and why is None and not all(os.access(f, os.W_OK) for f in (wal, shm)):
         why = ("on a read-only file system" if _read_only_fs(folder)
                else f"its folder {folder} is not writable, so SQLite cannot create its -wal and -shm files")
     if why is None:
         return None
-    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
     # WAL mode reads need the -shm file; without one and no way to create it, only an immutable open
     # works, and it is safe only when no write-ahead log holds committed pages
     immutable = folder_ro and not shm.exists() and not (wal.exists() and wal.stat().st_size > 0)
