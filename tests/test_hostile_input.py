@@ -383,7 +383,17 @@ def test_maintenance_reports_carry_no_escape_sequence(tmp_path):
     hostile["scope"]["repositoryId"] = "svc" + HOSTILE[0]  # a repository id is printed by the health report
     path = tmp_path / "m.yaml"
     path.write_text(yaml.safe_dump({"memories": [hostile]}), encoding="utf-8")
+    out = run(db, "import", str(path))  # issue 21 item 2: a key with control characters is not canonical
+    assert out.exit_code == 1 and "field 'scope.repositoryId': a key holds control characters" in out.output
+    hostile["scope"]["repositoryId"] = "svc"
+    path.write_text(yaml.safe_dump({"memories": [hostile]}), encoding="utf-8")
     assert run(db, "import", str(path)).exit_code == 0
+    import sqlalchemy as sa
+
+    engine = open_store(str(db))
+    with engine.begin() as conn:  # one written into the database: the reports still show it literally
+        conn.execute(sa.update(Memory.__table__).values(repository_id="svc" + HOSTILE[0]))
+    engine.dispose()
     reports = tmp_path / "reports"
     rep = run(db, "report", "--out", str(reports))
     assert rep.exit_code == 0, rep.output
@@ -397,14 +407,14 @@ def test_maintenance_reports_carry_no_escape_sequence(tmp_path):
 
 
 def test_library_exports_strip_sequences_without_the_cli(engine, tmp_path):
-    from memtui.importers.native import import_files
     from memtui.domain.invariants import Actor
     from memtui.recall import format_pack_markdown, recall
+    from tests.gitrepo import import_anchored
     from memtui.reports.export import export_agents_md
 
     path = tmp_path / "m.yaml"
     path.write_text(yaml.safe_dump({"memories": [active("mem_hostile", HOSTILE_STATEMENT)]}), encoding="utf-8")
-    import_files(engine, [path], Actor("human", "loader", "lead"))
+    import_anchored(engine, [path], Actor("human", "loader", "lead"), tmp_path)  # issue 21 item 3
     md = export_agents_md(engine, "repository:order-service")
     assert f"- {SHOWN} (evidence" in md
     _no_escape(md)
