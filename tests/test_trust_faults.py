@@ -471,6 +471,12 @@ async def test_the_tui_on_a_read_only_store_shows_the_queue_and_refuses_a_decisi
             messages = [n.message for n in app._notifications]
             assert any(f"the store {db} is read-only (MEMTUI_READ_ONLY is set): decisions are refused" in m
                        for m in messages), messages
+            await pilot.press("m")  # maintenance: refused the same way, the screen says so
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            result = str(app.screen.query_one("#maint-result").render())
+            assert result.startswith(f"Maintenance failed: the store {db} is read-only (MEMTUI_READ_ONLY is set)")
     finally:
         engine.dispose()
     with sqlite3.connect(db) as conn:

@@ -205,7 +205,7 @@ class MemtuiAgentServer:
         except HarmRateLimited as exc:
             raise ToolError(f"report_harm: {exc}") from None
         except SecretInComment as exc:  # workflow_run_id: the service refuses on every path (issue 21 item 4)
-            raise ToolError(f"{exc.field}: {exc}") from None
+            raise ToolError(str(exc)) from None  # "workflowRunId holds a secret (...)": names the field
         text = f"{memory_id}: usage {outcome} recorded ({out.usage_id})"
         if out.new_state:
             text += f"; the memory is now {out.new_state} and waits for a reviewer"

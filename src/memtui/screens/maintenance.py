@@ -44,6 +44,7 @@ class MaintenanceScreen(ModalScreen[bool]):
     def run_maintenance(self) -> None:
         """Run every maintenance job in a thread; progress and the result are posted back to the screen."""
         from memtui.clock import utcnow
+        from memtui.domain.invariants import LifecycleError
         from memtui.maintenance.runner import MaintenanceError, jobs_not_run, result_notes
 
         call = self.app.call_from_thread
@@ -52,7 +53,7 @@ class MaintenanceScreen(ModalScreen[bool]):
                                progress=lambda msg: call(self._step, msg),
                                on_progress=lambda done, total: call(self._progress, done, total),
                                cancelled=self._cancel.is_set)
-        except (MaintenanceError, OSError) as exc:
+        except (MaintenanceError, OSError, LifecycleError) as exc:  # LifecycleError: a read-only store (issue 21)
             call(self._finish, Text(f"Maintenance failed: {visible(str(exc))}", style="red"), False, None)
             return
         lines = Text()
