@@ -481,3 +481,40 @@ async def test_the_tui_on_a_read_only_store_shows_the_queue_and_refuses_a_decisi
         engine.dispose()
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT state FROM memory WHERE memory_id = 'mem_cand'").fetchone() == ("candidate",)
+
+
+def test_the_http_api_on_a_read_only_store_reads_and_refuses_a_decision(sqlite_template, tmp_path, monkeypatch):
+    """A token is still accepted (its last use is not written), a memory is read, a review is refused
+    with the sentence and nothing changes."""
+    from starlette.testclient import TestClient
+
+    from memtui.api.app import create_app
+    from memtui.governance.reviewers import add_reviewer
+    from memtui.governance.tokens import create_token
+
+    for k in ("LOGNAME", "USER"):
+        monkeypatch.setenv(k, "lee")
+    db = _ro_store(sqlite_template, tmp_path / "ro")
+    eng = open_store(str(db))
+    try:
+        add_reviewer(eng, "lee", "lead", ["*"], by="lee")
+        _view, secret = create_token(eng, "lee", "reviewer", "lee")
+    finally:
+        eng.dispose()
+    before = _digest(db)
+    monkeypatch.setenv("MEMTUI_READ_ONLY", "1")
+    ro = open_store(str(db))
+    try:
+        with TestClient(create_app(ro)) as client:
+            auth = {"Authorization": f"Bearer {secret}"}
+            got = client.get("/memory/mem_cand", headers=auth)
+            assert got.status_code == 200, got.text
+            assert got.json()["state"] == "candidate"
+            refused = client.post("/memory/candidates/mem_cand/review", headers=auth,
+                                  json={"decision": "approve", "expectedVersion": got.json()["version"]})
+            assert refused.status_code == 409, refused.text
+            assert refused.json()["detail"] == (f"the store {db} is read-only (MEMTUI_READ_ONLY is set): decisions "
+                                                "are refused; open it where it can be written to change anything")
+    finally:
+        ro.dispose()
+    assert _digest(db) == before

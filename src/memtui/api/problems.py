@@ -73,9 +73,11 @@ def problem_for(exc: Exception) -> ApiProblem | None:
     from memtui.review.resolve import ResolveError
     from memtui.review.service import MemoryOutOfScope
     from memtui.safety.guard import SecretInComment, SecretRefused
-    from memtui.store.engine import is_lock_conflict
+    from memtui.store.engine import StoreReadOnly, is_lock_conflict
 
     text = str(exc)
+    if isinstance(exc, StoreReadOnly):  # issue 21 item 7
+        return ApiProblem(409, "read-only", "The store is read-only", text)
     if isinstance(exc, TokenRefused):
         challenge = 'Bearer realm="memtui"' + ("" if exc.reason == "missing" else ', error="invalid_token"')
         return ApiProblem(401, "unauthorized", "Unauthorized", text, headers={"WWW-Authenticate": challenge},

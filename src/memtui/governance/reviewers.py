@@ -98,7 +98,12 @@ def is_governed(session: Session) -> bool:
 
 
 def audit_apart(engine: Engine, kind: str, actor_id: str, subject: str | None = None, **detail: Any) -> None:
-    """Write one audit event in a transaction of its own (a refusal: the refused change rolls back)."""
+    """Write one audit event in a transaction of its own (a refusal: the refused change rolls back).
+    A read-only store records nothing; the refusal itself still stands (issue 21 item 7)."""
+    from memtui.store.engine import read_only_reason
+
+    if read_only_reason(engine) is not None:
+        return
     with Session(engine) as session, session.begin():
         audit(session, kind, actor_id, subject, **detail)
 

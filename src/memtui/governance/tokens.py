@@ -33,7 +33,7 @@ from memtui.domain.invariants import Actor
 from memtui.governance.audit import audit
 from memtui.governance.reviewers import (ActorRefused, GovernanceError, ReviewerUsageError, _clean_name,
                                          audit_apart, check_admin, is_governed, resolve_actor)
-from memtui.store.engine import is_lock_conflict
+from memtui.store.engine import is_lock_conflict, read_only_reason
 from memtui.store.models import ApiToken, Reviewer
 
 KINDS = ("reviewer", "agent")
@@ -175,7 +175,10 @@ def authenticate(engine: Engine, secret: str | None) -> Actor:
 
 
 def _note_use(engine: Engine, token_id: str, now: datetime) -> None:
-    """Write ``last_used_at``; a lost SQLite write lock skips it (it is a hint, not a record)."""
+    """Write ``last_used_at``; a lost SQLite write lock skips it (it is a hint, not a record), and a
+    read-only store keeps none (issue 21 item 7)."""
+    if read_only_reason(engine) is not None:
+        return
     try:
         with engine.begin() as conn:
             conn.execute(sa.update(ApiToken.__table__).where(ApiToken.__table__.c.token_id == token_id)
