@@ -178,5 +178,10 @@ def repo_add(
         head_sha(path)
     except SourceError as exc:
         raise _fail(str(exc))
-    register_repository(engine, name, path, tenant_id=tenant)
+    from memtui.safety.guard import SecretInComment
+
+    try:
+        register_repository(engine, name, path, tenant_id=tenant)
+    except SecretInComment as exc:  # issue 21 item 4
+        raise _fail(str(exc))
     _echo(f"registered {name} at {path.resolve()}")

@@ -130,13 +130,25 @@ def audit_when_done(session: Session, kind: str, actor_id: str, subject: str | N
 
 def _clean_name(name: str) -> str:
     name = (name or "").strip()
+    _refuse_secret(("reviewer name", name))
     if not name or any(ord(c) < 32 or ord(c) == 127 for c in name):
         raise ReviewerUsageError(f"reviewer name {name!r} is empty or holds control characters")
     return name
 
 
+def _refuse_secret(*fields: tuple[str, str | None]) -> None:
+    """A name or scope holding a secret is refused, naming the field, never echoing it (issue 21 item 4)."""
+    from memtui.safety.guard import SecretRefused, refuse_secret_fields
+
+    try:
+        refuse_secret_fields(*fields)
+    except SecretRefused as exc:
+        raise ReviewerUsageError(str(exc)) from None
+
+
 def _parse_scopes(scopes: list[str] | tuple[str, ...]) -> list[str]:
     out = []
+    _refuse_secret(*(("--scope", s) for s in scopes or ()))
     for s in scopes or (EVERY_TENANT,):
         try:
             out.append(parse_scope(s).label)

@@ -14,9 +14,14 @@ from memtui.store.models import Repository
 def register_repository(engine: Engine, repository_id: str, checkout_path: Path | str | None,
                         tenant_id: str = "default") -> Repository:
     """Add or update the repository ``repository_id`` with its checkout path (absolute). One transaction.
-    The keys are canonical (issue 21 item 2; :class:`memtui.domain.scopes.NotCanonical` otherwise)."""
+    The keys are canonical (issue 21 item 2; :class:`memtui.domain.scopes.NotCanonical` otherwise); a
+    secret in the name, tenant or path is refused (:class:`memtui.safety.guard.SecretRefused`)."""
     from memtui.domain.scopes import canonical_key
+    from memtui.safety.guard import refuse_secret_fields
 
+    # a name or path holding a secret is refused, naming the field (issue 21 item 4: SecretRefused)
+    refuse_secret_fields(("repository name", repository_id), ("tenant", tenant_id),
+                         ("checkout path", str(checkout_path) if checkout_path else None))
     repository_id, tenant_id = canonical_key(repository_id, "repository"), canonical_key(tenant_id, "tenant")
     path = str(Path(checkout_path).resolve()) if checkout_path else None
     with Session(engine, expire_on_commit=False) as session, session.begin():

@@ -113,7 +113,7 @@ def transition(
         memory_id=memory.memory_id,
         from_state=memory.state,
         to_state=to.value,
-        reason=reason,
+        reason=_reason(reason),  # issue 21 item 4: a job never copies a secret into the history
         comment=comment,
         actor_type=actor.type,
         actor_id=actor.id,
@@ -278,9 +278,16 @@ def _admit(session: Session, memory, evidence, actor: Actor, reason: str) -> str
     return reason
 
 
+def _reason(text: str) -> str:
+    """A history reason as stored: any secret in it redacted (issue 21 item 4; the history is append-only)."""
+    from memtui.safety.guard import redact_for_display
+
+    return redact_for_display(text) or text
+
+
 def _first_event(memory_id: str, state: str, reason: str, actor: Actor, decision_id: str | None) -> dict:
     """The column values of a memory's creating history event (``None`` -> ``state``)."""
-    return dict(event_id=new_event_id(), memory_id=memory_id, from_state=None, to_state=state, reason=reason,
+    return dict(event_id=new_event_id(), memory_id=memory_id, from_state=None, to_state=state, reason=_reason(reason),
                 comment=None, actor_type=actor.type, actor_id=actor.id,
                 actor_role=actor.role if actor.type == "human" else None, job_id=None, compensates=None,
                 review_state_before=None, decision_id=decision_id, created_at=utcnow())
@@ -347,7 +354,7 @@ def record_note(session: Session, memory: Memory, actor: Actor, reason: str, *,
     chain.watch(session)
     event = StateHistory(
         event_id=new_event_id(), memory_id=memory.memory_id, from_state=memory.state, to_state=memory.state,
-        reason=reason, actor_type=actor.type, actor_id=actor.id,
+        reason=_reason(reason), actor_type=actor.type, actor_id=actor.id,
         actor_role=actor.role if actor.type == "human" else None, job_id=job_id, compensates=compensates,
         review_state_before=memory.review_state, decision_id=decision_id, created_at=utcnow(),
     )

@@ -42,7 +42,7 @@ from memtui.safety.personal import redact_personal
 from memtui.safety.secrets import SCANNER_VERSION, SecretHit, find_secrets, redact_secrets
 from memtui.store.models import Evidence, Memory, SecretFinding
 
-__all__ = ["Screening", "SecretInComment", "SecretRefused", "refuse_secret_fields", "screen_memory", "screen_evidence", "record_secret_findings", "block_for_secret",
+__all__ = ["Screening", "SecretInComment", "SecretRefused", "refuse_secret_fields", "screen_memory", "screen_evidence", "rescreen_stored", "record_secret_findings", "block_for_secret",
            "refuse_secret_comment", "redact_for_display", "secret_types", "blocked_note", "screened_import"]
 
 
@@ -186,6 +186,38 @@ def screen_evidence(evidence: list[Evidence], *, personal: bool = True, into: Sc
                 if red != value:
                     setattr(e, col, red)
     return s
+
+
+def rescreen_stored(memory: Memory, evidence: list[Evidence]) -> tuple[list[tuple[str, SecretHit]], list[str]]:
+    """A stored memory scanned again (the rescan job, issue 21 item 4): secrets in every redactable
+    string (statement, summary, tags, :data:`REDACTED_FIELDS`, evidence excerpts and
+    :data:`EVIDENCE_REDACTED`) redacted in place (no personal-data pass); secrets in
+    :data:`REFUSED_FIELDS` (stored before they were refused) found but left, the memory being
+    blocked and its ids redacted where shown. Returns (findings as (field, hit), fields changed)."""
+    s = Screening()
+    changed: list[str] = []
+    for col, name in (("statement", "statement"), ("root_cause_summary", "rootCauseSummary"), ("tags", "tags"),
+                      *REDACTED_FIELDS.items()):
+        value = getattr(memory, col, None)
+        if value:
+            red = _redact_value(value, name, s)
+            if red != value:
+                setattr(memory, col, red)
+                changed.append(name)
+    for i, e in enumerate(evidence):
+        for col in ("excerpt", *EVIDENCE_REDACTED):
+            value = getattr(e, col, None)
+            if value:
+                name = f"evidence[{i}].{_camel(col)}"
+                red = _redact_value(value, name, s)
+                if red != value:
+                    setattr(e, col, red)
+                    changed.append(name)
+    for col, name in REFUSED_FIELDS.items():
+        value = getattr(memory, col, None)
+        if value:
+            s.secrets += [(name, h) for h in find_secrets(value)]
+    return s.secrets, changed
 
 
 def _camel(col: str) -> str:
