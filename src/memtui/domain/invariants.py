@@ -15,6 +15,9 @@ maintainer    normal memory inside its scopes              maintenance, policy a
                                                            purge, reviewers, scope set-visibility
 ============  ===========================================  ======================================
 
+Who may cause which outcome to high-impact memory (put it in use, take it out of use, reject a
+candidate) is judged by outcome, not by edge: :mod:`memtui.domain.authority` (issue 21, item 1).
+
 A human actor with ``scopes`` (a governed store) changes only memory inside them
 (:func:`check_actor_scope`, :class:`ScopeRefused`); ``scopes`` None is unrestricted (a
 single-user store, system and agent actors).

@@ -102,8 +102,11 @@ class ReviewService:
         """Apply a reviewer decision (approve, reject, needs-review, archive, block) in one transaction.
 
         ``expected_version`` (the version the reviewer saw) refuses the decision if someone
-        changed the memory meanwhile. Raises MemoryNotFound, DecisionError, TransitionRefused
-        or InvariantViolation; the store is unchanged then.
+        changed the memory meanwhile. Who may cause the outcome is judged from where the memory's
+        current review began (issue 21: an active ADR sent to review and then rejected needs a lead);
+        a memory another reviewer claimed is decided only by them or a lead, who breaks the claim.
+        Raises MemoryNotFound, DecisionError (ClaimHeld among them), TransitionRefused or
+        InvariantViolation; the store is unchanged then.
         """
         return self.decide_many([memory_id], decision, actor, comment,
                                 None if expected_version is None else {memory_id: expected_version})[0]
