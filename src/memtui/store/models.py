@@ -329,7 +329,14 @@ class Reviewer(SQLModel, table=True):
     """A reviewer identity of a shared store (issue 9): role and the scopes it may see and decide.
 
     ``scopes`` lists ``tenant[/repository[/module]]`` strings; ``*`` is every tenant. An empty
-    table means a single-user store in which the login user holds every role.
+    table means a single-user store in which the login user holds every role. ``name`` is the
+    identity a connection has (the login name on SQLite, the ``current_user`` role on PostgreSQL;
+    issue 21 item 5).
+
+    Who may grant what (issue 21 item 8; ``memtui.governance.reviewers.GRANTABLE``): a lead makes
+    reviewers, maintainers and leads; a maintainer reviewers and maintainers, never a lead (himself
+    included); a reviewer nothing. Granted scopes lie within the granter's own scopes, and a row is
+    changed or removed only by someone who could have granted its current role and scopes.
     """
 
     __tablename__ = "reviewer"
