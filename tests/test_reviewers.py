@@ -45,9 +45,9 @@ memories:
     type: code_fact
     statement: "Invoices are immutable once issued by InvoiceService."
     scope: {tenantId: acme, repositoryId: billing-service}
-    evidence:
-      - type: symbol
-        symbol: InvoiceService.issue
+    evidence:  # a human source: active without a checkout to check against (issue 21 item 3)
+      - type: human
+        ref: "InvoiceService.issue, checked by the billing team"
     state: active
     reviewState: approved
   - memoryId: mem_org
@@ -55,8 +55,8 @@ memories:
     statement: "Every service publishes its events through the outbox."
     scope: {tenantId: acme}
     evidence:
-      - type: adr
-        ref: ADR-001
+      - type: human
+        ref: "ADR-001, accepted by the architects"
     state: active
     reviewState: approved
 """
@@ -68,8 +68,8 @@ memories:
     statement: "Pricing never calls the payment gateway directly."
     scope: {tenantId: acme, repositoryId: order-service}
     evidence:
-      - type: adr
-        ref: ADR-020
+      - type: human
+        ref: "ADR-020, accepted by the architects"
     state: active
     reviewState: approved
 """

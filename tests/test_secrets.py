@@ -28,6 +28,7 @@ from memtui.store.engine import open_store
 from memtui.store.models import Memory, SecretFinding, StateHistory, StoreSetting
 
 from tests.conftest import FIXED_NOW
+from tests.gitrepo import anchor_files
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 PRIVATE_KEY = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
@@ -62,6 +63,13 @@ def _cli(*args: str):
     return CliRunner().invoke(memtui_app, list(args))
 
 
+def _import_anchored(path: Path, db: str, *extra: str):
+    """``memtui import --repo CHECKOUT`` of ``path`` with its evidence committed in a checkout, so its
+    active records arrive active (issue 21 item 3: import checks evidence against the repository)."""
+    (copy,), root, _, _ = anchor_files([path], path.parent / f"anchor-{path.stem}")
+    return _cli("import", str(copy), "--repo", str(root), "--repository-id", "order-service", "--db", db, *extra)
+
+
 def _dump_text_columns(engine) -> str:
     """Every row of every table of the store as text (the raw database, not memtui's views)."""
     out = []
@@ -80,7 +88,7 @@ def secret_store(store_url, tmp_path):
     path = tmp_path / "memories.yaml"
     path.write_text(yaml.safe_dump({"memories": [_record(m, s) for m, s, _, _ in KINDS] + [_record(*CONTROL)]},
                                    sort_keys=False))
-    r = _cli("import", str(path), "--db", store_url, "--actor", "ann")
+    r = _import_anchored(path, store_url, "--actor", "ann")
     assert r.exit_code == 0, r.output
     return store_url, r.output
 
@@ -219,7 +227,7 @@ def _one(db: str, tmp_path: Path, mid: str = "mem_ok", statement: str = CONTROL[
     rec["reviewState"] = "pending" if state == "candidate" else "approved"
     p = tmp_path / f"{mid}.yaml"
     p.write_text(yaml.safe_dump({"memories": [rec]}))
-    r = _cli("import", str(p), "--db", db)
+    r = _import_anchored(p, db)
     assert r.exit_code == 0, r.output
 
 
