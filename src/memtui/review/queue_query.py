@@ -210,8 +210,8 @@ def _where(session: Session, f: QueueFilter, now: datetime, *, state_index: bool
         conds.append(Memory.type == f.memory_type)
     if f.repository_id == "*":
         conds.append(Memory.repository_id.is_(None))
-    elif f.repository_id:
-        conds.append(Memory.repository_id == f.repository_id)
+    elif f.repository_id:  # keys are lower case (issue 21 item 2)
+        conds.append(Memory.repository_id == f.repository_id.strip().lower())
     if f.module_path:  # canonical (issue 21 item 2); a path climbing out of the repository matches nothing
         from memtui.domain.scopes import NotCanonical, canonical_module_path
         try:
