@@ -22,7 +22,8 @@ import sqlalchemy as sa
 
 def build_store(path: Path, n: int):
     """A store of ``n`` memories as memtui writes them: a creating event, and for every second memory a
-    decision, each chained and sealed with :mod:`memtui.domain.integrity` (bulk insert)."""
+    decision, each chained and sealed with :mod:`memtui.domain.integrity` (bulk insert), and the store
+    chain sealed over them (:func:`memtui.governance.integrity.seal_store`)."""
     from memtui.domain.integrity import content_hash, event_hash
     from memtui.store.engine import open_store
     from memtui.store.models import Evidence, Memory, StateHistory
@@ -68,6 +69,9 @@ def build_store(path: Path, n: int):
             conn.execute(sa.insert(Memory.__table__), rows)
             conn.execute(sa.insert(Evidence.__table__), ev)
             conn.execute(sa.insert(StateHistory.__table__), hist)
+        from memtui.governance.integrity import seal_store
+
+        seal_store(conn, None)  # the store chain, one row per memory, as memtui's writes leave it (issue 21)
     return engine
 
 

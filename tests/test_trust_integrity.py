@@ -399,3 +399,42 @@ def test_a_decision_adds_one_chain_row_and_no_rehash(demo):
         rows = conn.execute(sa.text("SELECT kind, subject FROM integrity_chain WHERE seq > :s"), {"s": before}).all()
     assert rows == [("memory", CANDIDATE)]
     assert elapsed < 0.25
+
+
+# ---- concurrency: writers append to one chain --------------------------------------------------------
+
+def test_concurrent_writers_keep_one_unbroken_chain(engine, tmp_path):
+    """Six writers decide twelve memories at once (threads, each its own session and connection): the
+    chain's lock (the head row FOR UPDATE on PostgreSQL; SQLite's one writer) keeps its rows contiguous."""
+    import threading
+
+    from memtui.importers.native import import_files
+
+    src = tmp_path / "many.yaml"
+    src.write_text("".join(
+        f"- memoryId: mem_c{i:02d}\n  type: code_fact\n  statement: Service {i} retries twice.\n"
+        f"  scope: {{tenantId: acme, repositoryId: order-service}}\n  state: candidate\n"
+        f"  evidence: [{{type: human, ref: 'asked the team {i}'}}]\n" for i in range(12)))
+    assert len(import_files(engine, [src], LOADER).imported) == 12
+    barrier, errors = threading.Barrier(6), []
+
+    def work(k: int) -> None:
+        try:
+            barrier.wait()
+            for i in (2 * k, 2 * k + 1):
+                ReviewService(engine).decide(f"mem_c{i:02d}", "needs-review", LEAD, comment=f"writer {k}")
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with engine.connect() as conn:
+        seqs = conn.execute(sa.text("SELECT seq FROM integrity_chain ORDER BY seq")).scalars().all()
+        decided = conn.execute(sa.text("SELECT count(*) FROM integrity_chain WHERE subject LIKE 'mem_c%'")).scalar()
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert decided == 12 + 12  # one row at the import, one per decision
+    assert check_store(engine).findings == ()

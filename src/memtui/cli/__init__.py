@@ -59,6 +59,7 @@ def main() -> None:
     """Console-script entry point: the TUI directly for ``memtui [--db X] [--actor X] [--role X]``,
     else the typer app."""
     from memtui.cli.launch import run_tui, tui_args
+    from memtui.domain.integrity import IntegrityKeyError
     from memtui.store.engine import StoreReadOnly
     from memtui.text import visible
 
@@ -68,6 +69,9 @@ def main() -> None:
     try:
         _commands()(prog_name="memtui")
     except StoreReadOnly as exc:  # a write a command did not expect to be refused (issue 21 item 7)
+        print(visible(f"memtui: {exc}"), file=sys.stderr)
+        sys.exit(1)
+    except IntegrityKeyError as exc:  # a keyed store written without its key (issue 21 item 6)
         print(visible(f"memtui: {exc}"), file=sys.stderr)
         sys.exit(1)
 

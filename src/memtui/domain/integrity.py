@@ -132,6 +132,10 @@ def chain_findings(memory_id: str, state: str | None, stored_content_hash: str |
 
 # ---- the store chain (issue 21 item 6) --------------------------------------------------------------
 
+class IntegrityKeyError(Exception):
+    """The integrity key cannot be read, or a keyed store is written without (or with another) key."""
+
+
 #: Evidence columns a memory's digest covers: where the evidence points and what it quoted. Not its
 #: revalidation status (``status``, ``current_*``, ``reason_code``, ``status_reason``), which
 #: maintenance rewrites without an event.

@@ -36,7 +36,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session
 
-from memtui.domain.integrity import (chain_findings, head_mac, key_check, link_hash, memory_digest, export_mac,
+from memtui.domain.integrity import (IntegrityKeyError, chain_findings, head_mac, key_check, link_hash, memory_digest, export_mac,
                                      row_digest)
 from memtui.domain.invariants import EvidenceFacts, InvariantViolation, MemoryFacts, check_evidence, check_scope
 from memtui.store.models import (
@@ -301,10 +301,6 @@ ROW_KINDS: dict[str, str] = {"reviewer": "reviewer", "delegation": "reviewer_del
 _C = IntegrityChain.__table__
 _HD = IntegrityHead.__table__
 TAINT = "!"  # a chain digest starting with this records what memtui found changed before it wrote
-
-
-class IntegrityKeyError(Exception):
-    """The integrity key cannot be read, or a keyed store is written without (or with another) key."""
 
 
 def integrity_key() -> bytes | None:
