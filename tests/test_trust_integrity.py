@@ -438,3 +438,24 @@ def test_concurrent_writers_keep_one_unbroken_chain(engine, tmp_path):
     assert seqs == list(range(1, len(seqs) + 1))
     assert decided == 12 + 12  # one row at the import, one per decision
     assert check_store(engine).findings == ()
+
+
+def test_a_reimport_that_refreshes_evidence_is_sealed_not_tainted(sqlite_engine, tmp_path):
+    """The re-import replaces a candidate's evidence with SQL of its own: it tells the chain first, so
+    the change is sealed as memtui's, and `check` stays clean."""
+    from memtui.importers.formats import import_paths
+    from tests.gitrepo import git
+
+    repo = tmp_path / "order-service"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README.md").write_text("order service\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "start")
+    (repo / "CLAUDE.local.md").write_text("- Use my local Postgres on port 5433.\n")
+    import_paths(sqlite_engine, [repo / "CLAUDE.local.md"], LOADER, repo_dir=repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "commit the local file")
+    again = import_paths(sqlite_engine, [repo / "CLAUDE.local.md"], LOADER, repo_dir=repo)
+    assert len(again.refreshed) == 1
+    assert check_store(sqlite_engine).findings == ()

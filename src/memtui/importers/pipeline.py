@@ -677,6 +677,9 @@ def _refresh(session: Session, it: Item, actor: Actor, where: str, personal: boo
     from memtui.safety.guard import block_for_secret, screen_evidence
 
     row = session.get(Memory, it.memory_id)
+    from memtui.governance.integrity import note
+
+    note(session, "memory", [it.memory_id])  # compared with the store chain before the delete (issue 21)
     session.execute(delete(Evidence).where(Evidence.memory_id == it.memory_id))
     rows = _evidence_rows(it.memory_id, it.evidence)
     screen = screen_evidence(rows, personal=personal)  # issue 9: excerpts are redacted here too
