@@ -276,6 +276,37 @@ def test_a_job_left_running_by_a_killed_maintain_is_abandoned_at_the_next_start_
                                     f"abandoned: {note}"]
 
 
+_DIE_IN_A_JOB = """
+import os, signal, sys
+from memtui.maintenance.jobs import start_job
+from memtui.store.engine import open_store
+print(start_job(open_store(sys.argv[1]), "expire").job_id, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_job_of_a_killed_process_is_reaped_once_on_both_stores(store_url, engine):
+    """SQLite and PostgreSQL: a process killed inside a job leaves it running; the next start marks it
+    abandoned with one audit event, and a second start finds nothing more to do."""
+    from memtui.maintenance.jobs import abandoned_jobs, reap_abandoned
+
+    out = subprocess.run([sys.executable, "-c", _DIE_IN_A_JOB, store_url], capture_output=True, text=True,
+                         timeout=120, env=_env())
+    assert out.returncode == -signal.SIGKILL, out.stderr
+    job_id = out.stdout.strip()
+    listed = abandoned_jobs(engine)  # named before any start marks it
+    assert len(listed) == 1 and listed[0].startswith(f"maintenance job {job_id} (expire, started ")
+    assert reap_abandoned(engine) == [job_id]
+    assert reap_abandoned(engine) == []
+    with engine.connect() as conn:
+        status = conn.execute(sa.text("SELECT status FROM memory_maintenance_jobs WHERE job_id = :j"),
+                              {"j": job_id}).scalar()
+        audits = conn.execute(sa.text("SELECT count(*) FROM audit_event WHERE kind = 'job_abandoned' "
+                                      "AND subject = :j"), {"j": job_id}).scalar()
+    assert (status, audits) == ("abandoned", 1)
+    assert abandoned_jobs(engine) == listed
+
+
 def test_a_running_job_of_a_live_process_is_left_alone(sqlite_engine):
     """The reaper takes only jobs whose process is gone: this process's own running job stays running."""
     from memtui.maintenance.jobs import abandoned_jobs, reap_abandoned, start_job

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Iterator
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -74,23 +75,30 @@ def _abandon_note(job: MaintenanceJob) -> str:
 def reap_abandoned(engine: Engine) -> list[str]:
     """Mark every ``running`` job whose process is gone (:func:`_owner_gone`) ``abandoned``, in one
     transaction: ``completed_at`` now, ``summary.abandoned`` the note, and a ``job_abandoned`` audit
-    event. Returns their ids, oldest first (issue 21 item 7)."""
+    event. Returns their ids, oldest first (issue 21 item 7). A row another process marked first is
+    left to it (the update names ``status = 'running'``), so two starts never audit one job twice."""
     from memtui.governance.audit import audit
 
     host = host_name()
+    table = MaintenanceJob.__table__
+    marked: list[str] = []
     with Session(engine) as session, session.begin():
         running = session.exec(select(MaintenanceJob).where(MaintenanceJob.status == "running")
                                .order_by(MaintenanceJob.started_at, MaintenanceJob.job_id)).all()
-        gone = [job for job in running if _owner_gone(job, host)]
-        for job in gone:
+        for job in running:
+            if not _owner_gone(job, host):
+                continue
             note = _abandon_note(job)
-            job.status, job.completed_at = "abandoned", utcnow()
-            job.summary = {**(job.summary or {}), "abandoned": note}
-            session.add(job)
-            audit(session, "job_abandoned", MAINTENANCE_ACTOR.id, job.job_id, jobType=job.job_type,
-                  repositoryId=job.repository_id, pid=job.pid, host=job.host,
-                  startedAt=iso(job.started_at), note=note)
-        return [job.job_id for job in gone]
+            done = session.execute(
+                sa.update(table).where(table.c.job_id == job.job_id, table.c.status == "running")
+                .values(status="abandoned", completed_at=utcnow(),
+                        summary={**(job.summary or {}), "abandoned": note})).rowcount
+            if done:
+                audit(session, "job_abandoned", MAINTENANCE_ACTOR.id, job.job_id, jobType=job.job_type,
+                      repositoryId=job.repository_id, pid=job.pid, host=job.host,
+                      startedAt=iso(job.started_at), note=note)
+                marked.append(job.job_id)
+    return marked
 
 
 def abandoned_jobs(engine: Engine) -> list[str]:
