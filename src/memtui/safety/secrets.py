@@ -41,7 +41,7 @@ from detect_secrets.plugins import (artifactory, aws, azure_storage_key, discord
 __all__ = ["SecretHit", "find_secrets", "redact_secrets", "SCANNER_VERSION", "DETECTOR_VERSION"]
 
 #: Bump when a detector below changes in a way the settings hash does not show.
-DETECTOR_VERSION = "1"
+DETECTOR_VERSION = "2"  # 2: issue 21 (passwords written as words; the gate by kind)
 
 #: (detect-secrets plugin class, the human name memtui shows). The plugin's regexes are used as shipped.
 _REGEX_PLUGINS = (
@@ -507,7 +507,7 @@ def _regex_hits(text: str, out: list[tuple[int, int, str]]) -> None:
 
 # a cheap gate: text with none of these cannot hold a hit of the keyword/prose/regex kinds
 _GATE = re.compile(r"(?i)pass|pw|secr|kennwort|wachtwoord|contrase|clave|senha|geheim|identified|mysql|mariadb|"
-                   r"redis-cli|\s-u|--user|\s-a\s|--auth|key|token|credential|login|bearer|basic|://|private|AKIA|ASIA|gh[pousr]_|"
+                   r"sqlcmd|bcp|osql|isql|zugangsdaten|anmeldedaten|identifiants|credenciales|redis-cli|\s-u|--user|\s-a\s|--auth|key|token|credential|login|bearer|basic|://|private|AKIA|ASIA|gh[pousr]_|"
                    r"glpat|xox|sk_|rk_|pk_|eyJ|npm_|pypi-|SG\.|SK[0-9a-f]|AIza|AKC|AP[0-9A-Z]|\d{8,10}:|"
                    r"[A-Za-z0-9+/_-]{24}")
 
@@ -516,7 +516,7 @@ _GATE = re.compile(r"(?i)pass|pw|secr|kennwort|wachtwoord|contrase|clave|senha|g
 # matches exactly where the case-insensitive one matches in the original (ASCII letters fold one to one),
 # about three times faster (issue 11, item 9: every imported statement passes through here)
 _GATE_ASCII_LOWER = re.compile(r"pass|pw|secr|kennwort|wachtwoord|contrase|clave|senha|geheim|identified|mysql|"
-                               r"mariadb|redis-cli|\s-u|--user|\s-a\s|--auth|key|token|credential|login|bearer|basic|://|private|akia|asia|"
+                               r"mariadb|sqlcmd|bcp|osql|isql|zugangsdaten|anmeldedaten|identifiants|credenciales|redis-cli|\s-u|--user|\s-a\s|--auth|key|token|credential|login|bearer|basic|://|private|akia|asia|"
                                r"gh[pousr]_|glpat|xox|sk_|rk_|pk_|eyj|npm_|pypi-|sg\.|sk[0-9a-f]|aiza|akc|"
                                r"ap[0-9a-z]|\d{8,10}:")
 _GATE_ASCII_RUN = re.compile(r"[a-z0-9+/_-]{24}")
@@ -530,14 +530,42 @@ def _gated(text: str) -> bool:
     return _GATE_ASCII_LOWER.search(low) is not None or _GATE_ASCII_RUN.search(low) is not None
 
 
+_GATE_CUES = re.compile(_GATE.pattern.rsplit("|", 1)[0])  # the gate's words, without its 24-run branch
+_ANY_RUN = re.compile(r"(?i)[a-z0-9+/_-]{24}")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_+=-]{20}")
+
+
+def _gate_kind(text: str) -> int:
+    """Which detectors ``text`` needs (issue 21: paths and ids of every field are scanned, so the ones
+    without a cue word are kept cheap): 3 all (a cue word of :data:`_GATE`); 2 the token patterns and
+    entropy (a run of 20 token characters: every detect-secrets pattern without a cue word in the gate
+    needs one); 1 entropy only (a 24-character run with ``/``, e.g. a long path); 0 none.
+    Non-zero exactly where :func:`_gated` is true."""
+    if text.isascii():
+        low = text.lower()
+        if _GATE_ASCII_LOWER.search(low) is not None:
+            return 3
+        if _GATE_ASCII_RUN.search(low) is None:
+            return 0
+    else:
+        if _GATE_CUES.search(text) is not None:
+            return 3
+        if _ANY_RUN.search(text) is None:
+            return 0
+    return 2 if _TOKEN_RUN.search(text) is not None else 1
+
+
 @lru_cache(maxsize=4096)
 def _scan(text: str) -> tuple[SecretHit, ...]:
-    if not text or not _gated(text):
+    kind = _gate_kind(text) if text else 0
+    if not kind:
         return ()
     spans: list[tuple[int, int, str]] = []
-    _regex_hits(text, spans)
-    _keyword_hits(text, spans)
-    _word_hits(text, spans)
+    if kind >= 2:
+        _regex_hits(text, spans)
+    if kind == 3:
+        _keyword_hits(text, spans)
+        _word_hits(text, spans)
     _entropy_hits(text, spans)
     if not spans:
         return ()
