@@ -261,6 +261,8 @@ def test_the_tui_opens_as_the_connection_identity(governed, monkeypatch, capsys)
     from memtui.cli.launch import acting, run_tui
 
     url, engine = governed
+    # the app must never start here: before issue 21 run_tui opened it as the claimed lee
+    monkeypatch.setattr("memtui.app.MemtuiApp.run", lambda self: pytest.fail("the TUI opened as the claimed actor"))
     monkeypatch.setenv("LOGNAME", "ann")
     monkeypatch.setenv("USER", "ann")
     who = acting(engine, None, None)
