@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 
 import pytest
 import sqlalchemy as sa
@@ -390,15 +389,26 @@ def test_an_export_of_a_tampered_store_is_refused_on_import(tmp_path, sqlite_eng
 # ---- cost ---------------------------------------------------------------------------------------
 
 def test_a_decision_adds_one_chain_row_and_no_rehash(demo):
+    """A decision appends one row for its memory and reads only that memory's rows and the chain's last
+    rows (counted: the statements a decision runs grow by a fixed handful, whatever the store's size)."""
+    from sqlalchemy import event
+
+    statements: list[str] = []
     with demo.connect() as conn:
         before = conn.execute(sa.text("SELECT max(seq) FROM integrity_chain")).scalar()
-    t0 = time.perf_counter()
-    ReviewService(demo).decide(CANDIDATE, "approve", LEAD, comment="ok")
-    elapsed = time.perf_counter() - t0
+    listen = lambda *a: statements.append(a[2])  # noqa: E731  (before_cursor_execute's statement)
+    event.listen(demo, "before_cursor_execute", listen)
+    try:
+        ReviewService(demo).decide(CANDIDATE, "approve", LEAD, comment="ok")
+    finally:
+        event.remove(demo, "before_cursor_execute", listen)
     with demo.connect() as conn:
         rows = conn.execute(sa.text("SELECT kind, subject FROM integrity_chain WHERE seq > :s"), {"s": before}).all()
     assert rows == [("memory", CANDIDATE)]
-    assert elapsed < 0.25
+    chain_sql = [s for s in statements if "integrity_" in s]
+    assert len(chain_sql) <= 6  # last sealed, the head (and its lock), the chain's tail, one insert, the head's update
+    assert not any("integrity_chain" in s and "WHERE" not in s and "LIMIT" not in s.upper() and "INSERT" not in s
+                   for s in chain_sql)  # never a scan of the whole chain
 
 
 # ---- concurrency: writers append to one chain --------------------------------------------------------

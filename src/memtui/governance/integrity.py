@@ -36,7 +36,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session
 
-from memtui.domain.integrity import (IntegrityKeyError, chain_findings, head_mac, key_check, link_hash, memory_digest, export_mac,
+from memtui.domain.integrity import (EVIDENCE_ANCHOR_FIELDS, IntegrityKeyError, chain_findings, head_mac, key_check, link_hash, memory_digest, export_mac,
                                      row_digest)
 from memtui.domain.invariants import EvidenceFacts, InvariantViolation, MemoryFacts, check_evidence, check_scope
 from memtui.store.models import (
@@ -348,8 +348,7 @@ def row_digests(conn: Connection, kind: str) -> dict[str, str]:
     return {subject_of(kind, r): row_digest(kind, r) for r in conn.execute(sa.select(table)).mappings()}
 
 
-_EV_COLS = ("memory_id", "evidence_id", "ordinal", "type", "repository_id", "path", "commit_sha", "line_start",
-            "line_end", "symbol", "target", "ref", "span_hash", "excerpt")
+_EV_COLS = ("memory_id",) + EVIDENCE_ANCHOR_FIELDS
 
 
 def memory_digests(conn: Connection, ids) -> dict[str, str]:
@@ -685,10 +684,8 @@ def export_seal(conn: Connection, memory_ids, redacted, tables: dict[str, list])
         if not carried:
             continue
         digests = row_digests(conn, kind)
-        pk = {"reviewer": ("name",), "delegation": ("delegate", "principal"), "token": ("tokenId",)}[kind]
-        for row in carried:
-            subject = (row["name"] if kind == "reviewer" else f"{row['delegate']} -> {row['principal']}"
-                       if kind == "delegation" else row[pk[0]])
+        for row in carried:  # exported rows have camelCase keys
+            subject = subject_of(kind, {"token_id": row.get("tokenId"), **row})
             subjects.append([kind, subject, digests.get(subject)])
     return {"mode": found.mode, "keyCheck": key_check(k) if k else None, "subjects": sorted(subjects),
             "seal": export_mac(k, subjects), "sourceFindings": found.findings}
@@ -752,8 +749,7 @@ def verify_export_seal(conn: Connection, section: dict | None, kinds: tuple[str,
 _SEAL = "memtui.chain.seal"      # {(kind, subject)} to seal at commit
 _SEEN = "memtui.chain.seen"      # {(kind, subject)} already compared with the chain this transaction
 _TAINTS = "memtui.chain.taints"  # [(kind, subject, digest)] found changed before memtui wrote
-_ANCHOR = ("evidence_id", "ordinal", "type", "repository_id", "path", "commit_sha", "line_start", "line_end",
-           "symbol", "target", "ref", "span_hash", "excerpt", "memory_id")
+_ANCHOR = _EV_COLS
 
 
 def _row_kind(obj) -> tuple[str, str] | None:
@@ -830,15 +826,15 @@ def _meet(session: Session, subjects: set[tuple[str, str]]) -> None:
     by_kind: dict[str, list[str]] = {}
     for kind, subject in new:
         by_kind.setdefault(kind, []).append(subject)
-    taints = _differences(conn, by_kind, current_digests, last_sealed)
+    taints = _differences(conn, by_kind)
     if taints and conn.dialect.name == "postgresql":
         lock_head(conn)  # a writer may have committed between the two reads: look again under the lock
-        taints = _differences(conn, {k: [s for kk, s, _ in taints if kk == k] for k in by_kind},
-                              current_digests, last_sealed)
+        taints = _differences(conn, {k: [s for kk, s, _ in taints if kk == k] for k in by_kind})
     session.info.setdefault(_TAINTS, []).extend(taints)
 
 
-def _differences(conn, by_kind, current_digests, last_sealed) -> list[tuple[str, str, str]]:
+def _differences(conn: Connection, by_kind: dict[str, list[str]]) -> list[tuple[str, str, str]]:
+    """Taint rows for the subjects whose state in the store is not what the chain last sealed."""
     out = []
     for kind, subjects in by_kind.items():
         if not subjects:
