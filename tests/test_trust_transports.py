@@ -469,3 +469,15 @@ def test_http_recall_scope_errors_name_nothing_outside_the_callers_scope(api):
         nope = ann.post("/recall", json={"task": "x", "scope": "repository:nope", "record": False})
     assert nope.status_code == 422, nope.text
     assert nope.json()["detail"] == "unknown repository 'nope' (known here: none)"  # not ledger, not order-service
+
+
+def test_policy_dry_run_lists_only_memory_inside_the_callers_scopes(demo, tmp_path):
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("policy:\n  name: p\n  description: d\n  sendToReviewIf:\n    - type: runbook\n")
+    db = _copy_store(demo["pristine"], tmp_path)
+    mine = _cli("policy", "apply", str(policy), "--dry-run", "--db", db)
+    anns = _cli("policy", "apply", str(policy), "--dry-run", "--db", db, "--actor", "ann",
+                env={"MEMTUI_ACTOR": "ann", "LOGNAME": "ann", "USER": "ann"})
+    # the demo's one live runbook lies in acme/order-service: lee sees it, ann (acme/billing-service) does not
+    assert "mem_build_command: active -> needs_review" in mine and "would send 1 memories" in mine
+    assert "mem_build_command" not in anns and "would send 0 memories" in anns

@@ -155,7 +155,8 @@ def policy(
     who = _actor(actor, role, engine)
     if not dry_run:
         _require(engine, who, "policy apply")
-    result = apply_review_policy(engine, pol, now=clock, dry_run=dry_run, requested_by=who.id)
+    result = apply_review_policy(engine, pol, now=clock, dry_run=dry_run, requested_by=who.id,
+                                 viewer=who)  # only memory inside the caller's scopes (issue 21)
     for c in result.changes:
         _echo(f"{c['memoryId']}: {c['from']} -> {c['to']}")
     _echo(f"policy {pol.name}: {'would send' if dry_run else 'sent'} {result.updated} memories to review")

@@ -79,13 +79,17 @@ def load_review_policy(path: Path | str) -> ReviewPolicy:
 
 
 def apply_review_policy(engine: Engine, policy: ReviewPolicy, *, now: datetime | None = None,
-                        dry_run: bool = False, requested_by: str | None = None) -> JobResult:
+                        dry_run: bool = False, requested_by: str | None = None, viewer=None) -> JobResult:
     """Send every live memory the policy matches to review, in one transaction (idempotent).
 
     The changes are made by ``system:maintenance`` with the job id (issue 3); ``requested_by``
-    (the person who applied the policy) is named in each event's reason."""
+    (the person who applied the policy) is named in each event's reason. ``viewer``: only memory
+    that actor may see is matched, listed or changed (issue 21 item 8)."""
+    from memtui.governance.visibility import restrict
+
     with job_transaction(engine, "policy", dry_run=dry_run, clock=now) as (session, result):
-        for m in session.exec(select(Memory).where(Memory.state.in_(AFFECTED_STATES)).order_by(Memory.memory_id)):
+        query = restrict(select(Memory).where(Memory.state.in_(AFFECTED_STATES)), session, viewer)
+        for m in session.exec(query.order_by(Memory.memory_id)):
             result.selected += 1
             if not policy.matches(m):
                 continue
