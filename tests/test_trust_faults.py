@@ -495,6 +495,8 @@ async def test_the_tui_on_a_read_only_store_shows_the_queue_and_refuses_a_decisi
             await app.workers.wait_for_complete()
             await pilot.pause()
             assert [r.memory_id for r in app.screen.query_one("#queue", QueueList).rows] == ["mem_cand"]
+            assert [n.message for n in app._notifications] == [
+                "The store is read-only (MEMTUI_READ_ONLY is set): you can read everything; decisions are refused."]
             await pilot.press("a")
             await pilot.pause()
             await app.workers.wait_for_complete()

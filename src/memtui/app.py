@@ -50,6 +50,9 @@ class MemtuiApp(App):
 
         self.push_screen(QueueScreen())
         self.apply_user_keymap()
+        if (why := self.services.read_only) is not None:  # issue 21 item 7
+            self.notify(f"The store is read-only ({why}): you can read everything; decisions are refused.",
+                        title="Read-only", severity="warning", markup=False, timeout=10)
 
     # ---- the user's keymap -----------------------------------------------------------------
     def apply_user_keymap(self) -> None:

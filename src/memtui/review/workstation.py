@@ -32,6 +32,13 @@ class Workstation:
         self.actor = actor
         self.review = ReviewService(engine, actor)
 
+    @property
+    def read_only(self) -> str | None:
+        """Why the store was opened read-only (decisions are refused), or None (issue 21 item 7)."""
+        from memtui.store.engine import read_only_reason
+
+        return read_only_reason(self._engine)
+
     @cached_property
     def proposals(self):
         """Duplicate clusters, conflicts and compaction proposals (:class:`memtui.review.proposals.ProposalQueries`)."""
