@@ -31,6 +31,7 @@ with carries the task redacted.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from sqlmodel import Session
@@ -41,6 +42,7 @@ from memtui.governance.audit import audit
 from memtui.safety.personal import redact_personal
 from memtui.safety.secrets import SCANNER_VERSION, SecretHit, find_secrets, redact_secrets
 from memtui.store.models import Evidence, Memory, SecretFinding
+from memtui.store.rows import RowView
 
 __all__ = ["Screening", "SecretInComment", "SecretRefused", "refuse_secret_fields", "screen_memory", "screen_evidence", "rescreen_stored", "record_secret_findings", "block_for_secret",
            "refuse_secret_comment", "redact_for_display", "secret_types", "blocked_note", "screened_import"]
@@ -96,19 +98,33 @@ def refuse_secret_fields(*fields: tuple[str, str | None]) -> None:
                 raise SecretRefused(secret_types(hits), name)
 
 
-def _redact_value(value, fieldname: str, screening: "Screening"):
-    """``value`` (a string, or lists and dicts of them) with secrets redacted; hits added to ``screening``."""
+_HEXISH = re.compile(r"[0-9a-fA-F]{4,64}")
+
+
+def _redact_value(value, hits: list):
+    """``value`` (a string, or lists and dicts of them) with secrets redacted (the same object when
+    nothing changed); the hits found are appended to ``hits``."""
     if isinstance(value, str):
-        red, hits = redact_secrets(value)
-        screening.secrets += [(fieldname, h) for h in hits]
-        return red
+        if not value or _HEXISH.fullmatch(value):
+            return value  # a commit or content hash: hex is never a secret to the scanner (secrets._entropy_hits)
+        found = find_secrets(value)
+        if not found:
+            return value
+        hits += found
+        return redact_secrets(value)[0]
     if isinstance(value, list):
-        out = [_redact_value(v, fieldname, screening) for v in value]
-        return out if out != value else value
+        out = [_redact_value(v, hits) for v in value]
+        return value if all(a is b for a, b in zip(out, value)) else out
     if isinstance(value, dict):
-        out = {k: _redact_value(v, fieldname, screening) for k, v in value.items()}
-        return out if out != value else value
+        out = {k: _redact_value(v, hits) for k, v in value.items()}
+        return value if all(out[k] is v for k, v in value.items()) else out
     return value
+
+
+def _get(obj, col: str):
+    """A column of an ORM row or a :class:`memtui.store.rows.RowView` (None when absent)."""
+    row = obj.row if isinstance(obj, RowView) else None
+    return row.get(col) if row is not None else getattr(obj, col, None)
 
 
 @dataclass
@@ -152,20 +168,21 @@ def screen_memory(memory: Memory, evidence: list[Evidence], *, personal: bool = 
     and sets ``memory.state`` to ``blocked`` (the review flag to ``none``); ``personal`` also redacts
     home paths, e-mails and phone numbers in the statement, summary, tags and excerpts. Returns what
     was found."""
-    refuse_secret_fields(*((name, getattr(memory, col, None)) for col, name in REFUSED_FIELDS.items()),
-                         *((f"evidence[{i}].repositoryId", getattr(e, "repository_id", None))
-                           for i, e in enumerate(evidence)))
+    refuse_secret_fields(*((name, _get(memory, col)) for col, name in REFUSED_FIELDS.items()),
+                         *((f"evidence[{i}].repositoryId", _get(e, "repository_id")) for i, e in enumerate(evidence)))
     s = Screening()
     memory.statement = _clean(memory.statement, "statement", s, personal) or memory.statement
     memory.root_cause_summary = _clean(memory.root_cause_summary, "rootCauseSummary", s, personal)
     if memory.tags:
         memory.tags = [_clean(t, "tags", s, personal) for t in memory.tags]
     for col, name in REDACTED_FIELDS.items():
-        value = getattr(memory, col, None)
+        value = _get(memory, col)
         if value:
-            red = _redact_value(value, name, s)
-            if red is not value:
+            hits: list[SecretHit] = []
+            red = _redact_value(value, hits)
+            if hits:
                 setattr(memory, col, red)
+                s.secrets += [(name, h) for h in hits]
     screen_evidence(evidence, personal=personal, into=s)
     if s.blocked:
         memory.state = "blocked"
@@ -180,11 +197,13 @@ def screen_evidence(evidence: list[Evidence], *, personal: bool = True, into: Sc
     for i, e in enumerate(evidence):
         e.excerpt = _clean(e.excerpt, f"evidence[{i}].excerpt", s, personal)
         for col in EVIDENCE_REDACTED:
-            value = getattr(e, col, None)
+            value = _get(e, col)
             if value:
-                red = _redact_value(value, f"evidence[{i}].{_camel(col)}", s)
-                if red != value:
+                hits: list[SecretHit] = []
+                red = _redact_value(value, hits)
+                if hits:
                     setattr(e, col, red)
+                    s.secrets += [(f"evidence[{i}].{_camel(col)}", h) for h in hits]
     return s
 
 
@@ -194,30 +213,30 @@ def rescreen_stored(memory: Memory, evidence: list[Evidence]) -> tuple[list[tupl
     :data:`EVIDENCE_REDACTED`) redacted in place (no personal-data pass); secrets in
     :data:`REFUSED_FIELDS` (stored before they were refused) found but left, the memory being
     blocked and its ids redacted where shown. Returns (findings as (field, hit), fields changed)."""
-    s = Screening()
+    found: list[tuple[str, SecretHit]] = []
     changed: list[str] = []
+
+    def scan(obj, col: str, name: str) -> None:
+        value = _get(obj, col)
+        if value:
+            hits: list[SecretHit] = []
+            red = _redact_value(value, hits)
+            if hits:
+                setattr(obj, col, red)
+                found.extend((name, h) for h in hits)
+                changed.append(name)
+
     for col, name in (("statement", "statement"), ("root_cause_summary", "rootCauseSummary"), ("tags", "tags"),
                       *REDACTED_FIELDS.items()):
-        value = getattr(memory, col, None)
-        if value:
-            red = _redact_value(value, name, s)
-            if red != value:
-                setattr(memory, col, red)
-                changed.append(name)
+        scan(memory, col, name)
     for i, e in enumerate(evidence):
         for col in ("excerpt", *EVIDENCE_REDACTED):
-            value = getattr(e, col, None)
-            if value:
-                name = f"evidence[{i}].{_camel(col)}"
-                red = _redact_value(value, name, s)
-                if red != value:
-                    setattr(e, col, red)
-                    changed.append(name)
+            scan(e, col, f"evidence[{i}].{_camel(col)}")
     for col, name in REFUSED_FIELDS.items():
-        value = getattr(memory, col, None)
+        value = _get(memory, col)
         if value:
-            s.secrets += [(name, h) for h in find_secrets(value)]
-    return s.secrets, changed
+            found += [(name, h) for h in find_secrets(value)]
+    return found, changed
 
 
 def _camel(col: str) -> str:
