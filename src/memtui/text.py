@@ -36,8 +36,12 @@ _FORMAT = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\
            "\u2028\u2029")
 #: A zero-width (non-)joiner not standing between two non-ASCII characters (where it would only hide).
 _LONE_JOINER = r"(?<![^\x00-\x7f])[\u200c\u200d]|[\u200c\u200d](?![^\x00-\x7f])"
-_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_FORMAT}]|{_LONE_JOINER}")
-_CONTROL_OR_NEWLINE = re.compile(rf"[\x00-\x1f\x7f-\x9f{_FORMAT}]|{_LONE_JOINER}")
+_JOINER = re.compile(_LONE_JOINER)
+_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_FORMAT}]")
+_CONTROL_OR_NEWLINE = re.compile(rf"[\x00-\x1f\x7f-\x9f{_FORMAT}]")
+#: The same for ASCII text (most of it), where only C0 controls and DEL can occur: a cheaper pattern.
+_ASCII_PATTERN = {_CONTROL: re.compile(r"[\x00-\x08\x0b-\x1f\x7f]"),
+                  _CONTROL_OR_NEWLINE: re.compile(r"[\x00-\x1f\x7f]")}
 
 
 def _escape(ch: str) -> str:
@@ -47,6 +51,15 @@ def _escape(ch: str) -> str:
 
 def _code(m: re.Match) -> str:
     return _escape(m.group())
+
+
+def _shown(text: str, controls: re.Pattern) -> str:
+    if text.isascii():
+        return _ASCII_PATTERN[controls].sub(_code, _SEQUENCE.sub("", text))
+    out = controls.sub(_code, _SEQUENCE.sub("", text))
+    if "\u200c" in out or "\u200d" in out:  # rare: the joiner rule needs its neighbours (a slower pattern)
+        out = _JOINER.sub(_code, out)
+    return out
 
 
 def without_escapes(text: str | None) -> str:
@@ -61,14 +74,14 @@ def visible(text: str | None) -> str:
     zero-width characters) as ``\\uXXXX`` (None -> "")."""
     if not text:
         return ""
-    return _CONTROL.sub(_code, _SEQUENCE.sub("", text))
+    return _shown(text, _CONTROL)
 
 
 def visible_line(text: str | None) -> str:
     """Like :func:`visible`, and newlines and tabs shown too (one-line output such as ids and table cells)."""
     if not text:
         return ""
-    return _CONTROL_OR_NEWLINE.sub(_code, _SEQUENCE.sub("", text))
+    return _shown(text, _CONTROL_OR_NEWLINE)
 
 
 def control_problem(what: str, value: str | None) -> str | None:
