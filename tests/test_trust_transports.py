@@ -481,3 +481,38 @@ def test_policy_dry_run_lists_only_memory_inside_the_callers_scopes(demo, tmp_pa
     # the demo's one live runbook lies in acme/order-service: lee sees it, ann (acme/billing-service) does not
     assert "mem_build_command: active -> needs_review" in mine and "would send 1 memories" in mine
     assert "mem_build_command" not in anns and "would send 0 memories" in anns
+
+
+# ---- the harm rules on both stores (the service, without a transport) ------------------------------
+
+def test_harm_quorum_and_rate_on_sqlite_and_postgres(engine, tmp_path):
+    from memtui.domain.invariants import Actor
+    from memtui.maintenance.harm import HARM_REPORTS_PER_HOUR, HarmRateLimited
+    from memtui.maintenance.usage import record_usage
+    from tests.gitrepo import import_anchored
+
+    adr = active("mem_adr", "Orders are validated only through RuleRegistry.")
+    adr["type"] = "architecture_decision"
+    plain = active("mem_plain", "OrderValidator calls RuleRegistry.validate first.")
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump({"memories": [adr, plain]}), encoding="utf-8")
+    import_anchored(engine, [path], Actor("human", "loader", "lead"), tmp_path)
+    one, two = Actor("agent", "one", "agent"), Actor("agent", "two", "agent")
+    assert record_usage(engine, "mem_adr", "harm", one, issue="wrong").new_state is None
+    assert record_usage(engine, "mem_adr", "harm", one, issue="still wrong").new_state is None  # the same agent
+    assert record_usage(engine, "mem_adr", "harm", two, issue="wrong").new_state == "challenged"
+    # an ungoverned store has no lead-owned memory: one agent challenges a normal memory, as before
+    assert record_usage(engine, "mem_plain", "harm", two, issue="wrong").new_state == "challenged"
+    for i in range(HARM_REPORTS_PER_HOUR - 3):  # one has filed 2, two has filed 2
+        record_usage(engine, "mem_plain", "harm", one, issue=f"r{i}")
+    record_usage(engine, "mem_plain", "harm", one, issue="the twentieth")
+    with pytest.raises(HarmRateLimited) as refused:
+        record_usage(engine, "mem_plain", "harm", one, issue="one too many")
+    assert refused.value.retry_after == 3600
+    record_usage(engine, "mem_plain", "harm", Actor("human", "lee", "lead"), issue="a human is not limited")
+    with engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT detail FROM memory_usage_events WHERE outcome = 'harm'")).scalars().all()
+    details = [d if isinstance(d, dict) else json.loads(d) for d in rows]
+    assert sum(1 for d in details if d["actor"] == "agent:one") == HARM_REPORTS_PER_HOUR
+    assert [d.get("quorum") for d in details if d["actor"] == "agent:one" and "wrong" in d.get("issue", "")] == [
+        "pending", "pending"]
