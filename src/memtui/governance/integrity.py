@@ -351,18 +351,30 @@ def row_digests(conn: Connection, kind: str) -> dict[str, str]:
 _EV_COLS = ("memory_id",) + EVIDENCE_ANCHOR_FIELDS
 
 
+_IDS = sa.bindparam("ids", expanding=True)
+#: A memory's row with its evidence's anchor columns (one row per evidence, one with NULLs for none):
+#: built once, so a decision pays for one query, not for composing it.
+_MEMORY_WITH_EVIDENCE = (
+    sa.select(_M.c.memory_id, _M.c.state, _M.c.content_hash,
+              *[_E.c[c].label(f"e_{c}") for c in EVIDENCE_ANCHOR_FIELDS])
+    .select_from(_M.outerjoin(_E, _E.c.memory_id == _M.c.memory_id))
+    .where(_M.c.memory_id.in_(_IDS)))
+
+
 def memory_digests(conn: Connection, ids) -> dict[str, str]:
-    """Memory id -> :func:`memtui.domain.integrity.memory_digest` for those of ``ids`` in the store."""
+    """Memory id -> :func:`memtui.domain.integrity.memory_digest` for those of ``ids`` in the store
+    (one query per 500 memories)."""
     ids = sorted(set(ids))
     out: dict[str, str] = {}
     for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
+        rows: dict[str, tuple] = {}
         ev: dict[str, list] = defaultdict(list)
-        for r in conn.execute(sa.select(*[_E.c[c] for c in _EV_COLS]).where(_E.c.memory_id.in_(chunk))).mappings():
-            ev[r["memory_id"]].append(r)
-        for r in conn.execute(sa.select(_M.c.memory_id, _M.c.state, _M.c.content_hash)
-                              .where(_M.c.memory_id.in_(chunk))).mappings():
-            out[r["memory_id"]] = memory_digest(r, ev.get(r["memory_id"], []))
+        for r in conn.execute(_MEMORY_WITH_EVIDENCE, {"ids": ids[i:i + 500]}):
+            rows[r[0]] = r
+            if r[3] is not None:  # evidence_id: a LEFT JOIN row without evidence has none
+                ev[r[0]].append(dict(zip(EVIDENCE_ANCHOR_FIELDS, r[3:])))
+        for mid, r in rows.items():
+            out[mid] = memory_digest({"state": r[1], "content_hash": r[2]}, ev.get(mid, []))
     return out
 
 
@@ -374,26 +386,30 @@ def current_digests(conn: Connection, kind: str, subjects) -> dict[str, str]:
     return {s: d for s, d in row_digests(conn, kind).items() if s in wanted}
 
 
+_KIND = sa.bindparam("kind")
+_LAST = (sa.select(_C.c.subject, sa.func.max(_C.c.seq).label("seq"))
+         .where(_C.c.kind == _KIND, _C.c.subject.in_(_IDS),
+                sa.or_(_C.c.digest.is_(None), ~_C.c.digest.startswith(TAINT)))
+         .group_by(_C.c.subject).subquery())
+_LAST_SEALED = sa.select(_C.c.subject, _C.c.digest).join(_LAST, _C.c.seq == _LAST.c.seq)
+
+
 def last_sealed(conn: Connection, kind: str, subjects) -> dict[str, str | None]:
     """Subject -> the digest the chain last sealed for it (None: sealed as gone); unsealed ones absent.
     Taint rows are skipped."""
     subjects = sorted(set(subjects))
     out: dict[str, str | None] = {}
     for i in range(0, len(subjects), 500):
-        chunk = subjects[i:i + 500]
-        last = (sa.select(_C.c.subject, sa.func.max(_C.c.seq).label("seq"))
-                .where(_C.c.kind == kind, _C.c.subject.in_(chunk),
-                       sa.or_(_C.c.digest.is_(None), ~_C.c.digest.startswith(TAINT)))
-                .group_by(_C.c.subject).subquery())
-        for subject, digest in conn.execute(sa.select(_C.c.subject, _C.c.digest).join(last, _C.c.seq == last.c.seq)):
+        for subject, digest in conn.execute(_LAST_SEALED, {"kind": kind, "ids": subjects[i:i + 500]}):
             out[subject] = digest
     return out
 
 
+_HEAD = sa.select(_HD).where(_HD.c.id == 1)
+
+
 def _head(conn: Connection, lock: bool = False) -> dict | None:
-    q = sa.select(_HD).where(_HD.c.id == 1)
-    if lock and conn.dialect.name == "postgresql":
-        q = q.with_for_update()
+    q = _HEAD.with_for_update() if lock and conn.dialect.name == "postgresql" else _HEAD
     row = conn.execute(q).mappings().first()
     return dict(row) if row else None
 
@@ -434,9 +450,9 @@ def _store_key(head: dict | None, key: bytes | None) -> bytes | None:
 
 def append(conn: Connection, items: list[tuple[str, str, str | None]], key: bytes | None) -> int:
     """Append ``(kind, subject, digest)`` rows to the store chain in the caller's transaction, under its
-    lock, and move the head; returns the last ``seq``. A head that does not match the chain's last row
-    (rows removed, the head changed) is recorded first as a ``head`` taint row, so appending never hides
-    it. Raises :class:`IntegrityKeyError` (keyed store, no or another key)."""
+    lock, and move the head; returns the last ``seq``. A head whose seal does not match is recorded
+    first as a ``head`` taint row, so appending never hides it. Raises :class:`IntegrityKeyError`
+    (keyed store, no or another key)."""
     if not items:
         return 0
     lock_head(conn)
@@ -445,16 +461,11 @@ def append(conn: Connection, items: list[tuple[str, str, str | None]], key: byte
     keyed = k is not None
     kc = key_check(k) if keyed else None
     seq, last = (head["seq"], head["last_hash"]) if head else (0, "")
-    tail = conn.execute(sa.select(_C.c.seq, _C.c.hash).order_by(_C.c.seq.desc()).limit(1)).first()
-    problem = None
-    if tuple(tail or (0, "")) != (seq, last):
-        problem = f"{TAINT}head at row {seq} but chain ends at row {tail[0] if tail else 0}"
-        seq, last = (tail[0], tail[1]) if tail else (0, "")
-    elif head is not None and head["mac"] != head_mac(k if head["keyed"] else None, head["seq"], head["last_hash"],
-                                                       head["keyed"], head["key_check"]):
-        problem = f"{TAINT}head seal did not match"
-    if problem:
-        items = [("head", "head", problem)] + list(items)
+    # rows removed at the end, the head left: the rows appended now leave a gap that check names; the
+    # head moved back as well: its seal no longer matches (keyed: nobody without the key can reseal it)
+    if head is not None and head["mac"] != head_mac(k if head["keyed"] else None, head["seq"], head["last_hash"],
+                                                     head["keyed"], head["key_check"]):
+        items = [("head", "head", f"{TAINT}head seal did not match")] + list(items)
     rows = []
     for kind, subject, digest in items:
         seq += 1
