@@ -209,6 +209,8 @@ def check_store(engine: Engine, *, scanner: Scanner | None = None,
     reported: set[str] = set()
     key = integrity_key()
     with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":  # one snapshot: writers appending meanwhile are not half seen
+            conn.execution_options(isolation_level="REPEATABLE READ")
         for batch in _memory_batches(conn):
             ids = [m["memory_id"] for m in batch]
             events = _rows_by_memory(conn, _H, ids, [_H.c.memory_id, _H.c.event_id])
@@ -668,15 +670,24 @@ def store_chain_findings(conn: Connection, memory_digests_now: dict[str, str], k
 
 # ---- a store export's seal (import-store) ------------------------------------------------------------
 
-def export_seal(conn: Connection, memory_ids, redacted, tables: dict[str, list]) -> dict:
+def export_seal(conn: Connection, memory_ids, redacted, tables: dict[str, list], *, everything: bool = True) -> dict:
     """The ``integrity`` section of a store export: ``[kind, subject, digest]`` of every memory exported
     (a redacted one as it is exported: excerpts withheld) and of every reviewer, delegation and token row
     it carries, sealed with the store's key (``seal``), and the store chain's own findings about the
-    store (``sourceFindings``: an export of a tampered store is refused on import)."""
+    store (``sourceFindings``: an export of a tampered store is refused on import). An export narrowed
+    to a viewer's scopes (``everything`` False) names only findings about the memories it carries and
+    counts the rest."""
     key = integrity_key()
     found = check_store_chain(conn, key)
     k = key if found.mode == "keyed" and found.verified else None
     ids = sorted(set(memory_ids))
+    source = found.findings
+    if not everything:
+        shown = set(ids)
+        source = [f for f in found.findings if f.split(":", 1)[0] in shown]
+        if len(source) < len(found.findings):
+            source.append(f"the store has {len(found.findings) - len(source)} more integrity findings "
+                          "outside this export (run `memtui check`)")
     redacted = set(redacted)
     subjects: list[list] = []
     for i in range(0, len(ids), 500):
@@ -699,7 +710,7 @@ def export_seal(conn: Connection, memory_ids, redacted, tables: dict[str, list])
             subject = subject_of(kind, {"token_id": row.get("tokenId"), **row})
             subjects.append([kind, subject, digests.get(subject)])
     return {"mode": found.mode, "keyCheck": key_check(k) if k else None, "subjects": sorted(subjects),
-            "seal": export_mac(k, subjects), "sourceFindings": found.findings}
+            "seal": export_mac(k, subjects), "sourceFindings": source}
 
 
 def check_store_chain(conn: Connection, key: bytes | None) -> Replay:

@@ -275,7 +275,8 @@ def export_json(engine: Engine, viewer: Actor | None = None) -> dict:
         memories, history, tables = narrow_export(session, viewer, memories, history, tables)
         from memtui.governance.integrity import export_seal
 
-        integrity = export_seal(session.connection(), [m.memory_id for m in memories], redacted, tables)
+        integrity = export_seal(session.connection(), [m.memory_id for m in memories], redacted, tables,
+                                everything=viewer is None or viewer.scopes is None)
     out_evidence = []
     for m in memories:
         for e in evidence.get(m.memory_id, []):
