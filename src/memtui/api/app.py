@@ -1,10 +1,11 @@
 """The maintenance HTTP API of design §24 (issue 12): FastAPI over the same services as the CLI.
 
 ``create_app(engine)`` builds the app over a store ``memtui serve`` opened (the transport never opens
-the store nor reads its tables itself: every read is a service call, issue 21 item 9) and runs on uvicorn. Every endpoint but
-``/docs`` and ``/openapi.json`` needs ``Authorization: Bearer TOKEN`` (:mod:`memtui.governance.tokens`);
-a reviewer token acts with that reviewer's role and scopes, an agent token only recalls, reads a
-memory and reports usage (anything else is 403, audited ``role_refused``). Each request is one
+the store nor reads its tables itself: every read is a service call, issue 21 item 9); it runs on
+uvicorn. Every endpoint but ``/docs`` and ``/openapi.json`` needs ``Authorization: Bearer TOKEN``
+(:mod:`memtui.governance.tokens`); a reviewer token acts with that reviewer's role and scopes, an
+agent token only recalls, reads a memory recall could give it (as MCP ``get_memory``) and reports
+usage and harm (anything else is 403, audited ``role_refused``). Each request is one
 service call, one transaction (review.service, review.resolve, recall, the revalidation job, the
 reports); errors are problem details (:mod:`memtui.api.problems`). JSON fields are camelCase as in
 the design's records; untrusted text in answers is plain (:func:`memtui.text.visible_data`).
@@ -380,15 +381,10 @@ def create_app(engine: Engine) -> FastAPI:
         """One maintenance report of ``memtui report`` by name (e.g. ``memory-health-report``), as JSON.
         Reports cover the whole store: a reviewer who does not see all of it is refused."""
         from memtui.clock import parse_time, utcnow
-        from memtui.governance.visibility import visible_memory_ids
+        from memtui.governance.reviewers import require_whole_store
         from memtui.reports.maintenance import build_report
 
-        if visible_memory_ids(engine, actor) is not None:  # a viewer who does not see the whole store
-            audit_apart(engine, "scope_refused", actor.id, None, operation=f"report {name}",
-                        scopes=list(actor.scopes or ()))
-            raise ApiProblem(403, "out-of-scope", "Outside your scopes",
-                             f"report {name}: reports cover the whole store; {actor.id!r} sees only "
-                             f"{', '.join(actor.scopes or ())}")
+        require_whole_store(engine, actor, f"report {name}")  # 403, audited, as `memtui report` (issue 21)
         try:
             clock = parse_time(now) if now else utcnow()
         except ValueError as exc:
