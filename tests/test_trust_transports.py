@@ -516,3 +516,16 @@ def test_harm_quorum_and_rate_on_sqlite_and_postgres(engine, tmp_path):
     assert sum(1 for d in details if d["actor"] == "agent:one") == HARM_REPORTS_PER_HOUR
     assert [d.get("quorum") for d in details if d["actor"] == "agent:one" and "wrong" in d.get("issue", "")] == [
         "pending", "pending"]
+
+
+def test_ids_and_names_may_hold_no_bidi_or_zero_width_character(tmp_path):
+    from memtui.text import control_problem
+
+    assert control_problem("memoryId", "mem_\u202eabc") == "memoryId holds a control character (\\u202e at position 5)"
+    assert control_problem("tag", "Rule\u200dStore") == "tag holds a control character (\\u200d at position 5)"
+    assert control_problem("agent name", "claude-code") is None
+    db = tmp_path / "s.db"
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump({"memories": [rec("mem_\u2066x\u2069", "A statement.")]}), encoding="utf-8")
+    out = run(db, "import", str(path))
+    assert out.exit_code == 1 and "\\u2066" in out.output and "\u2066" not in out.output

@@ -85,10 +85,11 @@ def visible_line(text: str | None) -> str:
 
 
 def control_problem(what: str, value: str | None) -> str | None:
-    """None when ``value`` holds no control character (C0 incl. newline and tab, DEL, C1); else a
+    """None when ``value`` holds no control character (C0 incl. newline and tab, DEL, C1) and no
+    invisible formatting character (bidi controls, zero-width space ...; issue 21 item 8); else a
     sentence naming ``what`` and the first one, e.g. ``"--actor holds a control character (\\x1b at
     position 4)"``. The rule for actor names, memory ids and tags (issue 9, item 5)."""
-    m = _CONTROL_OR_NEWLINE.search(value or "")
+    m = _CONTROL_OR_NEWLINE.search(value or "") or _JOINER.search(value or "")
     if m is None:
         return None
     return f"{what} holds a control character ({_code(m)} at position {m.start() + 1})"
