@@ -529,3 +529,13 @@ def test_ids_and_names_may_hold_no_bidi_or_zero_width_character(tmp_path):
     path.write_text(yaml.safe_dump({"memories": [rec("mem_\u2066x\u2069", "A statement.")]}), encoding="utf-8")
     out = run(db, "import", str(path))
     assert out.exit_code == 1 and "\\u2066" in out.output and "\u2066" not in out.output
+
+
+def test_http_health_of_a_repository_outside_the_callers_scopes_reads_as_unknown(api):
+    with _client(api, "ann") as ann, _client(api, "lee") as lee:
+        outside = ann.get(f"/repositories/{REPO}/memory/health")
+        unknown = ann.get("/repositories/no-such-repo/memory/health")
+        inside = lee.get(f"/repositories/{REPO}/memory/health")
+    assert outside.status_code == unknown.status_code == 404, outside.text
+    assert outside.json()["detail"] == unknown.json()["detail"].replace("no-such-repo", REPO)
+    assert inside.status_code == 200 and inside.json()["memoryHealth"][0]["repositoryId"] == REPO

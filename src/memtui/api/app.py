@@ -272,12 +272,13 @@ def create_app(engine: Engine) -> FastAPI:
 
     @app.get("/repositories/{repository_id}/memory/health", tags=["health"])
     def health(repository_id: Annotated[str, Path(max_length=200)], actor: Reviewer) -> dict:
-        """The repository's counts per state, as ``memtui health --json`` gives them (inside your scopes)."""
-        from memtui.maintenance.repositories import list_repositories
+        """The repository's counts per state, as ``memtui health --json`` gives them (inside your scopes);
+        404 for a repository that does not exist or lies outside your scopes alike (issue 21)."""
+        from memtui.governance.visibility import repositories_within
         from memtui.review.service import health_json
 
         report = health_json(engine, actor, repository_id)
-        if not report["memoryHealth"] and repository_id not in {r[0] for r in list_repositories(engine)}:
+        if not report["memoryHealth"] and repository_id not in {r for _t, r in repositories_within(engine, None, actor)}:
             raise ApiProblem(404, "not-found", "Not found", f"no repository {repository_id!r} with memory you may see")
         return report
 
