@@ -17,7 +17,6 @@ from typer.testing import CliRunner
 from memtui.cli import app as memtui_app
 from memtui.clock import parse_time
 from memtui.domain.invariants import Actor
-from memtui.importers.native import import_files
 from tests.gitrepo import import_anchored
 from memtui.reports.decisions import (CSV_COLUMNS, DecisionFilters, collect_decisions, decision_dicts, edit_texts,
                                       render_csv, render_json, render_markdown, render_yaml, report_dict)

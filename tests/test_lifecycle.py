@@ -9,7 +9,6 @@ import pytest
 from sqlmodel import Session, func, select
 
 from memtui.domain.invariants import Actor, InvariantViolation, TransitionRefused
-from memtui.importers.native import import_files
 from tests.gitrepo import import_anchored
 from memtui.review.lifecycle import MemoryNotFound, create_memory, transition
 from memtui.review.service import DecisionError, ReviewService

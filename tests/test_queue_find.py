@@ -9,7 +9,6 @@ import pytest
 from sqlmodel import Session, select
 
 from memtui.domain.invariants import Actor
-from memtui.importers.native import import_files
 from tests.gitrepo import import_anchored
 from memtui.review.queue_query import FilterError, QueueFilter, filter_text, parse_filter_text
 from memtui.review.service import ReviewService

@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 
 from memtui.app import MemtuiApp
 from memtui.domain.invariants import Actor
-from memtui.importers.native import import_files
+from tests.gitrepo import import_anchored
 from memtui.review.queue_query import QueueFilter
 from memtui.review.service import ReviewService
 from memtui.store.models import AuditEvent, StateHistory
@@ -35,7 +35,8 @@ NO_EVIDENCE = """memories:
 @pytest.fixture
 def store(sqlite_engine, tmp_path):
     (tmp_path / "bare.yaml").write_text(NO_EVIDENCE)
-    import_files(sqlite_engine, [DATA / "queue.yaml", tmp_path / "bare.yaml"], Actor("human", "loader"))
+    import_anchored(sqlite_engine, [DATA / "queue.yaml", tmp_path / "bare.yaml"], Actor("human", "loader"),
+                    tmp_path)  # issue 21 item 3: the evidence in a checkout
     return sqlite_engine
 
 

@@ -10,7 +10,6 @@ from sqlmodel import Session, select
 
 from memtui.clock import utcnow
 from memtui.domain.invariants import Actor
-from memtui.importers.native import import_files
 from tests.gitrepo import import_anchored
 from memtui.review.resolve import ResolveError, ResolveService
 from memtui.review.service import ReviewService

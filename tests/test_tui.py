@@ -11,6 +11,7 @@ from memtui.widgets.queue_list import QueueList
 from memtui.app import MemtuiApp
 from memtui.domain.invariants import Actor
 from memtui.importers.native import import_files
+from tests.gitrepo import import_anchored
 from memtui.review.service import ReviewService
 from memtui.widgets.memory_detail import MemoryDetail
 
@@ -19,8 +20,8 @@ ACTOR = Actor(type="human", id="reviewer-7", role="reviewer")
 
 
 @pytest.fixture
-def queue_engine(sqlite_engine):
-    import_files(sqlite_engine, [DATA / "queue.yaml"], Actor("human", "loader"))
+def queue_engine(sqlite_engine, tmp_path):
+    import_anchored(sqlite_engine, [DATA / "queue.yaml"], Actor("human", "loader"), tmp_path)  # issue 21 item 3
     return sqlite_engine
 
 

@@ -8,7 +8,7 @@ from sqlmodel import Session
 from memtui.app import MemtuiApp
 from memtui.clock import utcnow
 from memtui.domain.invariants import Actor
-from memtui.importers.native import import_files
+from tests.gitrepo import import_anchored
 from memtui.review.service import ReviewService
 from memtui.screens.dialogs import ConfirmDialog, EditDialog
 from memtui.store.models import CompactionProposal, DuplicateCluster, Memory, MemoryConflict
@@ -22,7 +22,7 @@ REV = Actor("human", "reviewer-9", "reviewer")
 def store(sqlite_engine, tmp_path):
     f = tmp_path / "r.yaml"
     f.write_text(RECORDS)
-    import_files(sqlite_engine, [f], LEAD)
+    import_anchored(sqlite_engine, [f], LEAD, tmp_path)  # issue 21 item 3: the evidence in a checkout
     now = utcnow()
     with Session(sqlite_engine) as s, s.begin():
         s.add(DuplicateCluster(cluster_id="dup-1", repository_id="os", scope_key="acme/os:src/validation",
