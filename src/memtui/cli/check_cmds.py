@@ -16,8 +16,10 @@ def check(
     db: DbOpt = None,
 ) -> None:
     """Verify the store: states against history, the hash chain, content hashes, evidence and scope of
-    active memory, blocked memory, foreign keys, secrets in the clear. Exit 0 when clean, else one line
-    per finding naming the memory and exit 1. Maintenance jobs abandoned by a process that died
+    active memory, blocked memory, foreign keys, secrets in the clear, and the store chain (every memory
+    with its evidence, reviewer, delegation and token as memtui sealed it; keyed with
+    MEMTUI_INTEGRITY_KEY / MEMTUI_INTEGRITY_KEY_FILE when the store is keyed, and never clean without
+    that key). Exit 0 when clean, else one line per finding naming the memory and exit 1. Maintenance jobs abandoned by a process that died
     mid-run are named on ``note:`` lines without failing the check (their transactions rolled back:
     a fault, not a change of the store; issue 21 item 7)."""
     from memtui.governance.integrity import check_store, default_scanner

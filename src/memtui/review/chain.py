@@ -7,6 +7,10 @@ flush of that session, each new event gets ``prev_hash`` (the last stored event 
 memory whose statement or scope changes later in the same transaction is resealed at the next
 flush: the event written in that transaction describes the whole change. A memory changed in a
 transaction that wrote no event for it is NOT resealed, so ``memtui check`` finds the change.
+
+Above these per-memory chains, the store chain (issue 21 item 6) seals every memory with its evidence,
+and every reviewer, delegation and token, at each commit of any session:
+:mod:`memtui.governance.integrity` (imported here so its listeners are in place wherever memory is written).
 """
 
 from __future__ import annotations
