@@ -250,13 +250,15 @@ def test_sqlite_store_waits_for_a_busy_writer(tmp_path):
     engine.dispose()
 
 
-async def test_the_queue_decides_against_the_version_it_showed(sqlite_engine):
+async def test_the_queue_decides_against_the_version_it_showed(sqlite_engine, tmp_path):
     """The TUI passes the version of the row on screen: a memory changed meanwhile is refused, naming who."""
     from pathlib import Path
 
     from memtui.app import MemtuiApp
+    from tests.gitrepo import import_anchored
 
-    import_files(sqlite_engine, [Path(__file__).parent / "data" / "queue.yaml"], Actor("human", "loader"))
+    # the records' evidence is committed in a checkout, so the active one arrives active (issue 21 item 3)
+    import_anchored(sqlite_engine, [Path(__file__).parent / "data" / "queue.yaml"], Actor("human", "loader"), tmp_path)
     app = MemtuiApp(sqlite_engine, Actor("human", "reviewer-7", "reviewer"))
     async with app.run_test(size=(140, 30)) as pilot:
         await pilot.pause()

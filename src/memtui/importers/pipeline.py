@@ -71,7 +71,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from memtui.clock import utcnow
-from memtui.domain.invariants import Actor, LifecycleError
+from memtui.domain.invariants import Actor, InvariantViolation, LifecycleError
 from memtui.domain.scopes import NotCanonical, canonical_key, canonical_module_path
 from memtui.importers.limits import too_big
 from memtui.importers.native import ImportRefused, ImportReport, RecordError, RecordWriter
@@ -608,7 +608,7 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
             if corrected_by and state == "candidate":
                 row = session.get(Memory, mid)
                 row.superseded_by = corrected_by
-                transition(session, row, "superseded", actor,
+                _source_change(session, row, "superseded", actor,
                            reason=f"import: {where} is corrected by a later line ({corrected_by})"
                            + (f": {it.correction_reason}" if it.correction_reason else ""))
                 report.corrected.append((mid, corrected_by))
@@ -652,7 +652,7 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
         if previous is not None:
             if previous.state == "candidate":
                 previous.superseded_by = mid
-                transition(session, previous, "superseded", actor,
+                _source_change(session, previous, "superseded", actor,
                            reason=f"re-import: {where} changed; superseded by {mid}")
                 report.superseded.append((previous.memory_id, mid))
             else:
@@ -664,11 +664,28 @@ def _write(session: Session, items: list[Item], by_file: dict[tuple[str, str], l
     for m in withdrawn:
         if m.state == "candidate":
             source = (m.import_source or "").split("#L")[0]
-            transition(session, m, "invalidated", actor,
-                       reason=f"re-import: no longer in {source.split(':', 1)[-1]} (source_removed)")
+            _source_change(session, m, "invalidated", actor,
+                           reason=f"re-import: no longer in {source.split(':', 1)[-1]} (source_removed)")
             report.withdrawn.append(m.memory_id)
         else:
             report.left_alone.append(m.memory_id)
+
+
+def _source_change(session: Session, memory: Memory, to_state: str, actor: Actor, *, reason: str) -> None:
+    """Supersede or withdraw a still-``candidate`` memory because its own source changed or dropped it.
+
+    The importer's judgement is not asked: the file that proposed the candidate now says otherwise.
+    Where the outcome table refuses the importer (a high-impact candidate, a non-lead; issue 21 item 1)
+    the change is made as the ``system`` actor ``import-source:<importer>``, which may dismiss a
+    candidate by source, never admit one; the importer's scope is still checked first (the refusal
+    comes after it). The successor is itself a pending candidate a lead decides on."""
+    try:
+        transition(session, memory, to_state, actor, reason=reason)
+    except InvariantViolation as exc:
+        if exc.invariant != "review" or actor.type != "human":
+            raise
+        transition(session, memory, to_state, Actor(type="system", id=f"import-source:{actor.id}"),
+                   reason=f"{reason} (the source changed; {actor.id!r} may not dismiss high-impact memory)")
 
 
 def _refresh(session: Session, it: Item, actor: Actor, where: str, personal: bool = True) -> None:
