@@ -232,10 +232,11 @@ def test_json_and_yaml_load_back_to_the_same_records(decided):
 
 def test_a_blocked_memory_never_shows_its_text(store, monkeypatch):  # noqa: F811
     """Blocked memory (design invariant 5): the report shows the redaction marker, never the text
-    from its history (the edit note holds the old and new statements). The password is one the
-    scanner does not know as such (a plain word in prose), so it is blocked later, by hand."""
+    from its history (the edit note holds the old and new statements). The code is one the
+    scanner does not know as a secret (no password cue; issue 21 item 5 finds "the password is
+    swordfish" at once), so it is blocked later, by hand."""
     svc = ReviewService(store)
-    svc.edit_statement("mem_e", LEAD, text="The staging password is swordfish.")
+    svc.edit_statement("mem_e", LEAD, text="The staging door code is swordfish.")
     svc.decide("mem_e", "needs-review", REV, comment="looks like a secret")
     with Session(store) as s, s.begin():
         transition(s, s.get(Memory, "mem_e"), "blocked", Actor("system", "secret-scan", "reviewer"), "secret found")
