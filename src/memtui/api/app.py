@@ -354,7 +354,7 @@ def create_app(engine: Engine) -> FastAPI:
     def recall_pack(body: RecallBody, actor: Caller) -> dict:
         """A small pack of eligible memories for a task, and what was left out and why (as ``memtui
         recall --json``); usage events name the caller."""
-        from memtui.governance.visibility import resolve_visible_scope
+        from memtui.recall import resolve_visible_scope
         from memtui.recall import RecallError, pack_to_json, recall
 
         lock = state.write_lock if body.record else contextlib.nullcontext()

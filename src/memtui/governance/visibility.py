@@ -210,41 +210,6 @@ def repositories_within(engine: Engine, within, viewer: Actor | None) -> set[tup
     return out
 
 
-def resolve_visible_scope(engine: Engine, text: str, viewer: Actor | None, within=None):
-    """:func:`memtui.recall.resolve_any_scope` for ``viewer`` inside ``within`` (a
-    :class:`memtui.domain.scopes.Scope` or None), whose refusals name nothing the viewer may not see
-    (issue 21 item 8): a repository that does not exist, lies outside ``within`` or the viewer's
-    scopes, or is private to an agent is the same "unknown repository", listing only
-    :func:`repositories_within`; a wrong tenant of a nameable repository names only its nameable
-    tenants. Returns the Scope; raises :class:`memtui.recall.RecallError` (malformed or refused)."""
-    from memtui.domain.scopes import parse_scope as parse_tenant_scope
-    from memtui.recall import SCOPE_PREFIX, RecallError, resolve_any_scope
-    from memtui.recall import parse_scope as parse_recall_scope
-
-    nameable = repositories_within(engine, within, viewer)
-    names = {r for _t, r in nameable}
-    text = (text or "").strip()
-    try:  # the syntax first, without the store
-        typed = (parse_recall_scope(text, names).repository_id if text.startswith(SCOPE_PREFIX)
-                 else parse_tenant_scope(text).repository)
-    except RecallError:
-        raise
-    except (ScopeSyntaxError, ValueError) as exc:
-        raise RecallError(f"{exc}; or write repository:NAME[/module]") from None
-    unknown = RecallError(f"unknown repository {typed!r} (known here: {', '.join(sorted(names)) or 'none'})")
-    if typed is not None and typed not in names:
-        raise unknown
-    try:
-        scope = resolve_any_scope(engine, text)
-    except RecallError:
-        tenants = sorted(t for t, r in nameable if r == typed)
-        raise RecallError(f"repository {typed!r} belongs to tenant {', '.join(tenants)}; write "
-                          "tenant/repository[/module]") from None
-    if scope.repository is not None and (scope.tenant, scope.repository) not in nameable:
-        raise unknown
-    return scope
-
-
 def _reaches(scopes, tenant: str, repository: str) -> bool:
     """Whether any of ``scopes`` reaches into the repository (a module scope inside it counts)."""
     from memtui.domain.scopes import Scope, in_scope

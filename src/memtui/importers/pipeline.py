@@ -691,7 +691,8 @@ def _source_change(session: Session, memory: Memory, to_state: str, actor: Actor
 def _refresh(session: Session, it: Item, actor: Actor, where: str, personal: bool = True) -> None:
     """Replace the evidence of a still-candidate memory whose record is unchanged but whose
     evidence is not (e.g. the file was committed since, or a path it names appeared)."""
-    from memtui.safety.guard import block_for_secret, screen_evidence
+    from memtui.review.lifecycle import block_for_secret
+    from memtui.safety.guard import screen_evidence
 
     row = session.get(Memory, it.memory_id)
     from memtui.governance.integrity import note

@@ -22,7 +22,8 @@ from sqlmodel import Session, select
 
 from memtui.maintenance.jobs import MAINTENANCE_ACTOR, JobResult, job_transaction
 from memtui.review.lifecycle import record_note
-from memtui.safety.guard import block_for_secret, redact_for_display, rescreen_stored, secret_types
+from memtui.review.lifecycle import block_for_secret
+from memtui.safety.guard import redact_for_display, rescreen_stored, secret_types
 from memtui.safety.secrets import SCANNER_VERSION, redact_secrets
 from memtui.store.models import Evidence, HarmEvent, Memory, SecretFinding, StateHistory, StoreSetting, UsageEvent
 from memtui.store.rows import RowView

@@ -105,8 +105,8 @@ class MemtuiAgentServer:
         """The scope an argument names (``repository:NAME[/module]`` or ``tenant/repository[/module]``),
         or the server's scope when omitted; ToolError naming ``argument`` when it is malformed,
         unknown or outside the server's scope. The error names nothing the agent may not see
-        (:func:`memtui.governance.visibility.resolve_visible_scope`; issue 21 item 8)."""
-        from memtui.governance.visibility import resolve_visible_scope
+        (:func:`memtui.recall.resolve_visible_scope`; issue 21 item 8)."""
+        from memtui.recall import resolve_visible_scope
         from memtui.recall import RecallError
 
         if text is None or not text.strip():

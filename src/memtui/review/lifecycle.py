@@ -7,6 +7,8 @@ session, so the change and its event commit or roll back together.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlmodel import Session, select
 
 from memtui.clock import new_event_id, utcnow
@@ -15,6 +17,9 @@ from memtui.domain.invariants import (Actor, EvidenceFacts, MemoryFacts, ScopeRe
 from memtui.domain.states import LIVE_STATES, State
 from memtui.review import chain, lineage
 from memtui.store.models import Evidence, Memory, MemoryConflict, StateHistory
+
+if TYPE_CHECKING:
+    from memtui.safety.secrets import SecretHit
 
 #: States in which a memory is out of use: it cannot conflict with anything.
 RETIRED_STATES = ("invalidated", "rejected", "superseded", "archived", "blocked", "expired", "deprecated")
@@ -424,3 +429,15 @@ def waiting_reasons(session: Session, memory_ids: list[str]) -> dict[str, str]:
             if reason is not None:
                 out[mid] = reason
     return out
+
+
+def block_for_secret(session: Session, memory: Memory, found: list[tuple[str, SecretHit]], actor: Actor, *,
+                     how: str, job_id: str | None = None) -> None:
+    """Block ``memory`` (unless it is already) because of ``found``, with its findings and audit event."""
+    from memtui.safety.guard import record_secret_findings, secret_types
+
+    types = secret_types(h for _, h in found)
+    if memory.state != "blocked":
+        transition(session, memory, "blocked", actor, reason=f"secret found ({', '.join(types)}); text redacted",
+                   job_id=job_id, review_state="none")
+    record_secret_findings(session, memory.memory_id, found, actor, job_id=job_id, how=how)

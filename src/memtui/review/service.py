@@ -234,7 +234,7 @@ class ReviewService:
             why = "statement edited" + (" (revalidation's proposal: moved paths)" if proposed else "")
             event = record_note(session, memory, actor, f"{why}: {old!r} -> {text!r}")
             if secrets:
-                from memtui.safety.guard import block_for_secret
+                from memtui.review.lifecycle import block_for_secret
 
                 block_for_secret(session, memory, [("statement", h) for h in secrets], actor, how="edit")
             return event.event_id

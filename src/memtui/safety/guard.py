@@ -5,8 +5,8 @@
   secret makes the memory arrive ``blocked``, whatever state it came with.
 * :func:`record_secret_findings` — after it is written: one :class:`SecretFinding` per secret
   (type and sha256, never the secret) and an audit event ``secret_blocked``.
-* :func:`block_for_secret` — a statement edit (or a rescan) found a secret: the caller stores the
-  redacted text; this blocks the memory with its findings and audit event.
+* :func:`memtui.review.lifecycle.block_for_secret` — a statement edit (or a rescan) found a secret:
+  the caller stores the redacted text; that blocks the memory with its findings and audit event.
 * :func:`refuse_secret_comment` — a decision comment holding a secret is refused
   (:class:`SecretInComment`, a LifecycleError: exit 1, nothing written).
 * :func:`redact_for_display` — text from before the scanner knew a pattern (history reasons and
@@ -44,7 +44,7 @@ from memtui.safety.secrets import SCANNER_VERSION, SecretHit, find_secrets, reda
 from memtui.store.models import Evidence, Memory, SecretFinding
 from memtui.store.rows import RowView
 
-__all__ = ["Screening", "SecretInComment", "SecretRefused", "refuse_secret_fields", "screen_memory", "screen_evidence", "rescreen_stored", "record_secret_findings", "block_for_secret",
+__all__ = ["Screening", "SecretInComment", "SecretRefused", "refuse_secret_fields", "screen_memory", "screen_evidence", "rescreen_stored", "record_secret_findings",
            "refuse_secret_comment", "redact_for_display", "secret_types", "blocked_note", "screened_import"]
 
 
@@ -257,18 +257,6 @@ def record_secret_findings(session: Session, memory_id: str, found: list[tuple[s
                                   scanner_version=SCANNER_VERSION, job_id=job_id, found_at=now))
     audit(session, "secret_blocked", actor.id, memory_id, how=how, scannerVersion=SCANNER_VERSION,
           findings=[{"field": f, "type": h.type, "sha256": h.secret_hash} for f, h in found])
-
-
-def block_for_secret(session: Session, memory: Memory, found: list[tuple[str, SecretHit]], actor: Actor, *,
-                     how: str, job_id: str | None = None) -> None:
-    """Block ``memory`` (unless it is already) because of ``found``, with its findings and audit event."""
-    from memtui.review.lifecycle import transition
-
-    types = secret_types(h for _, h in found)
-    if memory.state != "blocked":
-        transition(session, memory, "blocked", actor, reason=f"secret found ({', '.join(types)}); text redacted",
-                   job_id=job_id, review_state="none")
-    record_secret_findings(session, memory.memory_id, found, actor, job_id=job_id, how=how)
 
 
 def blocked_note(screen: Screening) -> str:
