@@ -80,15 +80,17 @@ def n_events(engine, mid: str) -> int:
 #: (worked out from the issue: into use, out of use, or a candidate judged wrong, needs a lead).
 REFUSED_DIRECT = {
     "candidate": {"approved", "active", "rejected", "invalidated", "superseded", "archived"},
-    "approved": {"rejected", "invalidated", "superseded", "archived", "expired"},
-    "active": {"invalidated", "superseded", "expired", "deprecated", "archived"},
+    "approved": {"rejected", "invalidated", "superseded", "archived", "expired", "blocked"},
+    "active": {"invalidated", "superseded", "expired", "deprecated", "archived", "blocked"},
     "expired": {"active"},
 }
-#: From a review state, by where the review began: in use or a candidate -> any outcome but a hold or a
-#: block needs a lead; out of use (archived) -> only putting it (back) in use does.
+#: From a review state, by where the review began: in use -> any outcome but a hold needs a lead (a block
+#: takes it out of use too); a candidate -> any outcome but a hold or a block; out of use (archived) -> only
+#: putting it (back) in use does.
 REFUSED_IN_REVIEW = {
     "candidate": {"approved", "active", "invalidated", "rejected", "superseded", "expired", "deprecated", "archived"},
-    "active": {"approved", "active", "invalidated", "rejected", "superseded", "expired", "deprecated", "archived"},
+    "active": {"approved", "active", "invalidated", "rejected", "superseded", "expired", "deprecated", "archived",
+               "blocked"},
     "archived": {"approved", "active"},
 }
 EDGES = [(f, t) for f, tos in TRANSITIONS.items() for t in sorted(tos)]

@@ -51,7 +51,7 @@ def check(
         for line in abandoned:
             _echo(f"note: {line}")
         summary = (f"checked {result.memories} memories and {result.events} history events: "
-                   + ("clean" if result.clean else f"{len(result.findings)} findings")
+                   + ("clean" if result.clean else f"{len(result.findings)} finding{'s' * (len(result.findings) != 1)}")
                    + ("" if result.secrets_scanned else " (secret scan not available)")
                    + f"; store chain {result.integrity_mode}"
                    + ("" if result.integrity_verified else " and NOT verified (its key is not set)"))
@@ -94,7 +94,7 @@ def seal(
 
     audit_apart(engine, "integrity_sealed", who.id, None, keyed=key is not None, subjects=n, forced=force,
                 previousMode=found.mode)
-    _echo(f"sealed {n} memories, reviewers, delegations and tokens; the store chain is "
+    _echo(f"sealed {n} subjects (memories, reviewers, delegations, tokens); the store chain is "
           f"{'keyed (HMAC)' if key is not None else 'unkeyed'}")
 
 

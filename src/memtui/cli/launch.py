@@ -41,19 +41,32 @@ def claimed_actor(actor: str | None) -> tuple[str | None, str]:
     who, source = (actor, "--actor") if actor else (os.environ.get("MEMTUI_ACTOR") or None, "MEMTUI_ACTOR")
     if who and (problem := control_problem("--actor", who)):  # issue 9 item 5
         raise CommandFailed(problem, 2)
-    return who, (source if who else "--actor")
+    return _screened(who, source), (source if who else "--actor")
+
+
+def _screened(name: str | None, source: str) -> str | None:
+    """``name``, unless it holds a secret: a name is stored in every event it writes and audit rows
+    name refused claims, so it is refused before anything is written (issue 21 item 4). Raises
+    CommandFailed (2) naming ``source``, never the secret."""
+    from memtui.safety.guard import SecretRefused, refuse_secret_fields
+
+    try:
+        refuse_secret_fields((source, name))
+    except SecretRefused as exc:
+        raise CommandFailed(str(exc), 2) from None
+    return name
 
 
 def actor_name(engine, actor: str | None) -> str:
     """Who acts on ``engine``'s store (:func:`memtui.governance.reviewers.acting_name`): with
     reviewers, the connection's identity, which ``--actor``/``MEMTUI_ACTOR`` may only confirm or
     name a reviewer it acts for (issue 21 item 5); without, the claim or the login name.
-    Raises CommandFailed (2 a control character, 1 a refused claim)."""
+    Raises CommandFailed (2 a control character or a secret in the name, 1 a refused claim)."""
     from memtui.governance.reviewers import GovernanceError, acting_name
 
     claimed, source = claimed_actor(actor)
     try:
-        return acting_name(engine, claimed, claim_source=source)
+        return _screened(acting_name(engine, claimed, claim_source=source), "the login name")
     except GovernanceError as exc:
         raise CommandFailed(str(exc), exc.exit_code) from None
 
@@ -68,7 +81,9 @@ def acting(engine, actor: str | None, role: str | None):
     declared = role or os.environ.get("MEMTUI_ROLE")
     claimed, claim_source = claimed_actor(actor)
     try:
-        return resolve_connection_actor(engine, claimed, declared, role_source=source, claim_source=claim_source)
+        who = resolve_connection_actor(engine, claimed, declared, role_source=source, claim_source=claim_source)
+        _screened(who.id, "the login name")
+        return who
     except GovernanceError as exc:
         raise CommandFailed(str(exc), exc.exit_code) from None
 

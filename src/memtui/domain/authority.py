@@ -25,7 +25,9 @@ hold       to review (needs_review, challenged): out of default recall, but     
            challenges have limits of their own, issue 21 item 8)
 stay       in use to in use (approved -> active), or an undo that takes back a  anyone
            hold or a block (the memory is where it was before them)
-block      a secret or other unsafe content: containment first (audited)       anyone
+contain    blocked while in use at the review start: it leaves use as a retirement  lead, system
+           does (a reviewer holds it with needs-review; the scanner blocks itself)
+block      a secret or other unsafe content, not in use: containment (audited)   anyone
 tidy       between states out of use (rejected -> archived), back to candidate  anyone
            from out of use, or the undo of a decision's creation of a memory
 =========  ===================================================================  ====================
@@ -59,6 +61,7 @@ AUTHORITY: dict[str, frozenset[str]] = {
     "dismiss": frozenset({"lead", "system"}),
     "hold": ANYONE,
     "stay": ANYONE,
+    "contain": frozenset({"lead", "system"}),
     "block": ANYONE,
     "tidy": ANYONE,
 }
@@ -68,6 +71,8 @@ _WHAT = {
     "admit": "putting high-impact memory in use needs a lead's approval",
     "retire": "taking high-impact memory out of use needs a lead",
     "dismiss": "rejecting or retiring a high-impact candidate needs a lead",
+    "contain": ("blocking high-impact memory in use needs a lead (send it to needs-review to hold it out "
+                "of recall at once; the secret scanner blocks by itself)"),
 }
 HIGH_IMPACT_WORDS = "architecture decision, impact high or org-wide scope"
 
@@ -104,7 +109,7 @@ def outcome(start: str | None, current: str | None, to: str, *, undo: bool = Fal
     state before a decision; ``undoes_creation``: it archives a memory the undone decision created."""
     in_use_before = start in LIVE_STATES or current in LIVE_STATES
     if to == State.BLOCKED:
-        return "block"
+        return "contain" if in_use_before else "block"
     if to in REVIEW_STATES:
         return "hold"
     if to in LIVE_STATES:

@@ -201,6 +201,21 @@ def check_review(m: MemoryFacts, actor: Actor) -> None:
         )
 
 
+def check_rewrite(m: MemoryFacts, actor: Actor, what: str) -> None:
+    """Invariant 6 judged by outcome (issue 21 item 1) for changes that are no transition: editing the
+    statement of, or purging, high-impact memory in use or held for review (live, ``needs_review``,
+    ``challenged``) needs a lead — rewriting it in place changes what is in use as surely as
+    replacing it. ``what`` names the change ("edit", "purge"). Candidates and memory out of use: anyone
+    the other rules let. Raises :class:`InvariantViolation` ("review")."""
+    in_use = m.state in LIVE_STATES or m.state in (State.NEEDS_REVIEW, State.CHALLENGED)
+    if in_use and is_high_impact(m) and not (actor.type == "human" and actor.role == "lead"):
+        raise InvariantViolation(
+            "review", m.memory_id,
+            f"a {what} of high-impact memory in use or held for review needs a lead (high-impact: "
+            f"architecture decision, impact high or org-wide scope; state {m.state}); "
+            f"{actor.type} {actor.id!r} has role {actor.role!r}")
+
+
 def check_lineage(m: MemoryFacts) -> None:
     """Invariant 7 (lineage): memory derived from generated docs still carries original evidence."""
     if m.origin == "docs_generated" and not any(

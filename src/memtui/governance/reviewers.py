@@ -444,7 +444,25 @@ def resolve_actor(engine: Engine, name: str, declared_role: str | None, *,
     if row is None:
         audit_apart(engine, "unknown_actor", name, None)
         raise ActorRefused(f"{name} is not a reviewer of this store (see memtui reviewers list)")
+    if not _row_as_sealed(engine, row.name):
+        audit_apart(engine, "unsealed_reviewer", name, None)
+        raise ActorRefused(f"the reviewer row of {name!r} is not what the store chain sealed (written outside "
+                           "memtui?): it grants nothing until a lead or maintainer reviews `memtui check` and "
+                           "reseals (issue 21 item 6)")
     return Actor(type="human", id=row.name, role=row.role, scopes=tuple(row.scopes or ()))
+
+
+def _row_as_sealed(engine: Engine, name: str) -> bool:
+    """Whether reviewer ``name``'s row is the one the store chain last sealed (issue 21 item 6): a row
+    inserted or changed by SQL grants no role. Without a store chain (before migration 0011): True."""
+    from memtui.governance.integrity import current_digests, last_sealed
+
+    with engine.connect() as conn:
+        try:
+            sealed = last_sealed(conn, "reviewer", [name])
+        except Exception:  # no chain table in this store
+            return True
+        return name in sealed and sealed[name] == current_digests(conn, "reviewer", [name]).get(name)
 
 
 def require_role(engine: Engine, actor: Actor, roles: tuple[str, ...], what: str) -> None:

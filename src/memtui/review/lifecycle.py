@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from sqlmodel import Session, select
 
 from memtui.clock import new_event_id, utcnow
-from memtui.domain.invariants import (Actor, EvidenceFacts, MemoryFacts, ScopeRefused, check_actor_scope,
-                                      check_transition)
+from memtui.domain.invariants import (Actor, EvidenceFacts, InvariantViolation, MemoryFacts, ScopeRefused,
+                                      check_actor_scope, check_transition)
 from memtui.domain.states import LIVE_STATES, State
 from memtui.review import chain, lineage
 from memtui.store.models import Evidence, Memory, MemoryConflict, StateHistory
@@ -438,6 +438,12 @@ def block_for_secret(session: Session, memory: Memory, found: list[tuple[str, Se
 
     types = secret_types(h for _, h in found)
     if memory.state != "blocked":
-        transition(session, memory, "blocked", actor, reason=f"secret found ({', '.join(types)}); text redacted",
-                   job_id=job_id, review_state="none")
+        reason = f"secret found ({', '.join(types)}); text redacted"
+        try:
+            transition(session, memory, "blocked", actor, reason=reason, job_id=job_id, review_state="none")
+        except InvariantViolation as exc:  # the scanner contains, not the editor (issue 21 item 1: "contain")
+            if exc.invariant != "review":
+                raise
+            transition(session, memory, "blocked", Actor(type="system", id="secret-scan"),
+                       reason=f"{reason} (found in what {actor.id!r} wrote)", job_id=job_id, review_state="none")
     record_secret_findings(session, memory.memory_id, found, actor, job_id=job_id, how=how)

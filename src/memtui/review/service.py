@@ -203,6 +203,10 @@ class ReviewService:
                 raise MemoryNotFound(memory_id)
             if expected_version is not None and memory.version != expected_version:
                 raise VersionChanged(changed_by(session, memory, expected_version))
+            from memtui.domain.invariants import check_rewrite
+            from memtui.review.lifecycle import facts_of
+
+            check_rewrite(facts_of(memory, []), actor, "edit")  # issue 21 item 1
             moved: list[Evidence] = []
             if proposed:
                 reval = session.get(Revalidation, memory_id)

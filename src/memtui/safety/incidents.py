@@ -98,6 +98,10 @@ def purge(engine: Engine, memory_id: str, actor: Actor, comment: str, *, force: 
         from memtui.governance.integrity import note
 
         note(session, "memory", [memory_id])  # sealed as gone at commit (issue 21 item 6)
+        from memtui.domain.invariants import MemoryFacts, check_rewrite
+
+        check_rewrite(MemoryFacts(memory_id=m.memory_id, type=m.type, state=m.state, repository_id=m.repository_id,
+                                  impact=m.impact), actor, "purge")  # issue 21 item 1: --force is no way round
         if m.state != "blocked" and not force:
             raise PurgeRefused(f"{memory_id} is {m.state}, not blocked; purge deletes history — block it first "
                                "(memtui decide ID block) or pass --force")
