@@ -1,7 +1,8 @@
 """`memtui import` at scale (issue 11, item 9): JSON Lines read a line at a time and written in batches
 of 1,000 inside ONE transaction, with the all-or-nothing rule, the error messages and the screening of
 the record-by-record import. Files here span several batches, so a record in a later batch is what
-decides; both stores (SQLite, PostgreSQL) through the real CLI."""
+decides; both stores (SQLite, PostgreSQL) through the real CLI. The batch here is 100 records
+(``native.BATCH``, the same code path), so a file of a few hundred records spans several batches."""
 
 from __future__ import annotations
 
@@ -9,19 +10,28 @@ import copy
 import json
 from pathlib import Path
 
+import pytest
+
 from sqlmodel import Session, func, select
 from typer.testing import CliRunner
 
 from memtui.cli import app as memtui_app
 from memtui.domain.integrity import content_hash, event_hash
 from memtui.governance.integrity import check_store
+import memtui.importers.native as native
 from memtui.importers.pipeline import detect_format
 from memtui.importers.reader import open_records, read_records
 from memtui.store.models import AuditEvent, Evidence, Memory, SecretFinding, StateHistory
 
 from tests.test_import import MEMORY
 
-N = 2_500  # three batches
+N = 250  # three batches of BATCH
+
+
+@pytest.fixture(autouse=True)
+def _small_batches(monkeypatch):
+    """Batches of 100 records instead of 1,000: the same writer, a tenth of the records per test."""
+    monkeypatch.setattr(native, "BATCH", 100)
 
 
 def record(i: int, **changes) -> dict:
@@ -65,25 +75,25 @@ def test_bad_record_in_the_last_batch_writes_nothing(store_url, tmp_path):
 
 
 def test_clash_with_the_store_in_a_later_batch_writes_nothing(store_url, tmp_path):
-    first = write_jsonl(tmp_path / "one.jsonl", [record(2_200)])
+    first = write_jsonl(tmp_path / "one.jsonl", [record(220)])
     assert run_import(store_url, str(first)).exit_code == 0
     records = [record(i) for i in range(N)]
-    records[2_200]["statement"] = "Something else entirely."
+    records[220]["statement"] = "Something else entirely."
     path = write_jsonl(tmp_path / "big.jsonl", records)
     result = run_import(store_url, str(path))
     assert result.exit_code == 1
-    assert f"line 2201: record 2201 (mem-02200): field 'memoryId': already in the store with different content" \
+    assert f"line 221: record 221 (mem-00220): field 'memoryId': already in the store with different content" \
         in result.output
     assert counts(store_url) == (1, 2, 1)
 
 
 def test_duplicate_id_across_batches_names_both_places(store_url, tmp_path):
-    records = [record(i) for i in range(1_500)]
-    records[1_400]["memoryId"] = "mem-00003"
+    records = [record(i) for i in range(150)]
+    records[140]["memoryId"] = "mem-00003"
     path = write_jsonl(tmp_path / "dup.jsonl", records)
     result = run_import(store_url, str(path))
     assert result.exit_code == 1
-    assert (f"{path}: line 1401: record 1401 (mem-00003): field 'memoryId': duplicate id: "
+    assert (f"{path}: line 141: record 141 (mem-00003): field 'memoryId': duplicate id: "
             f"{path}: line 4 (record 4) has the same id") in result.output
     assert counts(store_url) == (0, 0, 0)
 
@@ -91,17 +101,17 @@ def test_duplicate_id_across_batches_names_both_places(store_url, tmp_path):
 def test_skip_invalid_across_batches_writes_the_rest_sealed(store_url, tmp_path):
     records = [record(i) for i in range(N)]
     records[5]["state"] = "bogus"
-    records[1_800] = {"memoryId": "mem-01800"}  # no type, statement, scope
+    records[180] = {"memoryId": "mem-00180"}  # no type, statement, scope
     lines = [json.dumps(r) for r in records]
-    lines.insert(1_000, "{not json")  # line 1001
+    lines.insert(100, "{not json")  # line 101
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = run_import(store_url, "--skip-invalid", str(path))
     assert result.exit_code == 0, result.output
     assert f"imported {N - 2}, already present 0, rejected 3" in result.output
     assert f"{path}: line 6: record 6 (mem-00005): field 'state'" in result.output
-    assert f"{path}: line 1001: record 1001: JSON syntax error at column 2" in result.output
-    assert f"{path}: line 1802: record 1802 (mem-01800): field 'type': required field is missing" in result.output
+    assert f"{path}: line 101: record 101: JSON syntax error at column 2" in result.output
+    assert f"{path}: line 182: record 182 (mem-00180): field 'type': required field is missing" in result.output
     assert counts(store_url) == (N - 2, 2 * (N - 2), N - 2)
 
     from memtui.store.engine import open_store
@@ -110,20 +120,20 @@ def test_skip_invalid_across_batches_writes_the_rest_sealed(store_url, tmp_path)
     try:
         assert check_store(engine).findings == ()  # every chain and content hash as `memtui check` recomputes it
         with Session(engine) as s:
-            m = s.get(Memory, "mem-02499")
-            ev = s.exec(select(StateHistory).where(StateHistory.memory_id == "mem-02499")).one()
+            m = s.get(Memory, "mem-00249")
+            ev = s.exec(select(StateHistory).where(StateHistory.memory_id == "mem-00249")).one()
             # issue 21 item 3: no checkout to check its evidence against, so the active record is a candidate
             assert (m.state, m.review_state, m.statement) == ("candidate", "pending",
-                                                               "Rule 2499 is registered through RuleRegistry.")
+                                                               "Rule 249 is registered through RuleRegistry.")
             assert (ev.from_state, ev.to_state, ev.actor_id) == (None, "candidate", "importer-1")
-            assert ev.reason.startswith("imported from mixed.jsonl record 2501; arrived active but no evidence "
+            assert ev.reason.startswith("imported from mixed.jsonl record 251; arrived active but no evidence "
                                         "resolves against the repository")
             fields = {c.name: getattr(ev, c.name) for c in StateHistory.__table__.columns}
             assert ev.prev_hash == "" and ev.event_hash == event_hash("", fields)
             row = {c.name: getattr(m, c.name) for c in Memory.__table__.columns}
             assert m.content_hash == content_hash(row, ev.event_hash)
             spans = s.exec(select(Evidence.ordinal, Evidence.type, Evidence.line_start)
-                           .where(Evidence.memory_id == "mem-02499").order_by(Evidence.ordinal)).all()
+                           .where(Evidence.memory_id == "mem-00249").order_by(Evidence.ordinal)).all()
             assert [tuple(r) for r in spans] == [(0, "file_span", 10), (1, "call_edge", None)]
     finally:
         engine.dispose()
@@ -132,30 +142,30 @@ def test_skip_invalid_across_batches_writes_the_rest_sealed(store_url, tmp_path)
 
 
 def test_secret_in_a_later_batch_is_blocked_and_redacted(store_url, tmp_path):
-    records = [record(i) for i in range(1_200)]
-    records[1_100]["statement"] = "Deploys use AKIAIOSFODNN7EXAMPLE for the bucket."
-    records[1_150]["statement"] = "Ask alice.smith@acme-corp.com before changing rule 1150."
+    records = [record(i) for i in range(120)]
+    records[110]["statement"] = "Deploys use AKIAIOSFODNN7EXAMPLE for the bucket."
+    records[115]["statement"] = "Ask alice.smith@acme-corp.com before changing rule 115."
     path = write_jsonl(tmp_path / "secret.jsonl", records)
     result = run_import(store_url, str(path))
     assert result.exit_code == 0, result.output
-    assert "blocked: mem-01100: secret found (AWS access key)" in result.output
-    assert "redacted: mem-01150: e-mail in statement" in result.output
+    assert "blocked: mem-00110: secret found (AWS access key)" in result.output
+    assert "redacted: mem-00115: e-mail in statement" in result.output
 
     from memtui.store.engine import open_store
 
     engine = open_store(store_url)
     try:
         with Session(engine) as s:
-            m = s.get(Memory, "mem-01100")
+            m = s.get(Memory, "mem-00110")
             assert (m.state, m.review_state) == ("blocked", "none")
             assert m.statement == "Deploys use <redacted: AWS access key> for the bucket."
             assert [f.secret_type for f in s.exec(select(SecretFinding))] == ["AWS access key"]
             assert [a.subject for a in s.exec(select(AuditEvent).where(AuditEvent.kind == "secret_blocked"))] == [
-                "mem-01100"]
-            event = s.exec(select(StateHistory).where(StateHistory.memory_id == "mem-01100")).one()
+                "mem-00110"]
+            event = s.exec(select(StateHistory).where(StateHistory.memory_id == "mem-00110")).one()
             assert event.to_state == "blocked" and event.reason.endswith(
                 "; blocked: secret found (AWS access key), text redacted")
-            assert s.get(Memory, "mem-01150").statement == "Ask <redacted: e-mail> before changing rule 1150."
+            assert s.get(Memory, "mem-00115").statement == "Ask <redacted: e-mail> before changing rule 115."
         assert check_store(engine).findings == ()
     finally:
         engine.dispose()
@@ -190,10 +200,6 @@ def test_format_of_a_jsonl_file_from_its_head(tmp_path):
 def test_large_file_read_in_a_second_process_gives_the_same_outcome(store_url, tmp_path, monkeypatch):
     """A JSON Lines file of PARALLEL_BYTES or more is validated and screened in a forked child while
     this process writes: the same report, rows and refusals as the one-process path on the same file."""
-    import pytest
-
-    import memtui.importers.native as native
-
     if not native._may_fork():
         pytest.skip("another thread runs in this process (or one CPU): the reader child is not used")
     children: list[int] = []
@@ -201,8 +207,8 @@ def test_large_file_read_in_a_second_process_gives_the_same_outcome(store_url, t
     monkeypatch.setattr(native, "_prepared_in_child", lambda *a: (children.append(1), real(*a))[1])
     records = [record(i) for i in range(N)]
     records[10]["statement"] = "Deploys use AKIAIOSFODNN7EXAMPLE for the bucket."
-    records[1_999]["confidence"] = -1
-    records[2_400]["memoryId"] = "mem-00007"
+    records[199]["confidence"] = -1
+    records[240]["memoryId"] = "mem-00007"
     path = write_jsonl(tmp_path / "big.jsonl", records)
     assert path.stat().st_size < native.PARALLEL_BYTES
 
@@ -230,8 +236,8 @@ def test_large_file_read_in_a_second_process_gives_the_same_outcome(store_url, t
     assert outputs[0] == outputs[1]
     refused, kept, rows = outputs[0]
     assert "2 record(s) refused; nothing was imported" in refused
-    assert f"{path}: line 2000: record 2000 (mem-01999): field 'confidence'" in refused
-    assert f"{path}: line 2401: record 2401 (mem-00007): field 'memoryId': duplicate id: {path}: line 8 (record 8)" \
+    assert f"{path}: line 200: record 200 (mem-00199): field 'confidence'" in refused
+    assert f"{path}: line 241: record 241 (mem-00007): field 'memoryId': duplicate id: {path}: line 8 (record 8)" \
         in refused
     assert f"imported {N - 2}, already present 0, rejected 2" in kept
     assert rows == (N - 2, 2 * (N - 2), N - 2)

@@ -355,6 +355,9 @@ def import_files(engine: Engine, paths: list[Path | str], actor: Actor, *, skip_
 #: forking is not safe or not possible (:func:`_may_fork`).
 PARALLEL_BYTES = 4_000_000
 
+#: Records validated and written per batch (issue 11, item 9); read when a :class:`RecordWriter` is made.
+BATCH = 1000
+
 
 @dataclass
 class Prepared:
@@ -442,7 +445,7 @@ def _prepared_in_child(records: JsonlStream, personal: bool, batch: int) -> Iter
 
 
 class RecordWriter:
-    """Validates and writes native records in batches of ``batch`` inside the caller's transaction
+    """Validates and writes native records in batches of ``batch`` (:data:`BATCH`) inside the caller's transaction
     (issue 11, item 9): memory stays flat however many records come, and one bad record anywhere
     still means nothing is written, since the caller rolls the one transaction back.
 
@@ -462,13 +465,14 @@ class RecordWriter:
     """
 
     def __init__(self, session: Session, actor: Actor, report: ImportReport, *, personal: bool = True,
-                 skip_invalid: bool = False, batch: int = 1000,
+                 skip_invalid: bool = False, batch: int | None = None,
                  progress: Callable[[int, int], None] | None = None, repo_dir: Path | str | None = None):
         from memtui.importers.evidence_check import ImportEvidence
 
         self.session, self.actor, self.report = session, actor, report
         self.evidence_check = ImportEvidence(session, repo_dir)
-        self.personal, self.skip_invalid, self.batch, self.progress = personal, skip_invalid, batch, progress
+        self.personal, self.skip_invalid, self.progress = personal, skip_invalid, progress
+        self.batch = batch or BATCH
         self._seen: dict[str, tuple[str, int | None, int]] = {}  # id -> (file, line, index) of its record
         self._pending: list[Prepared] = []
         self.done = 0
