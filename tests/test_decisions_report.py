@@ -375,6 +375,7 @@ async def _settle(app, pilot):
     await pilot.pause()
 
 
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)  # the TUI path; the report on both stores above
 async def test_palette_export_decisions_writes_the_markdown_report(decided, tmp_path, monkeypatch):
     from textual.command import CommandPalette
 

@@ -199,6 +199,7 @@ def test_cli_dismisses_all_in_a_scope_matching_a_reason(possible_store, tmp_path
     assert res.exit_code == 2 and "--scope" in res.output
 
 
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)  # the TUI path; the service on both stores above
 async def test_ten_selected_possible_conflicts_dismissed_with_one_key_and_restored_with_u(possible_store):
     app = MemtuiApp(possible_store, REV)
     async with app.run_test(size=(160, 40)) as pilot:

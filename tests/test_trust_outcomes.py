@@ -175,6 +175,9 @@ def _target(decision: str, current: str) -> str:
             "reject": "rejected" if current in ("candidate", "approved") else "invalidated"}[decision]
 
 
+# The rule table is Python over the service; the stores differ only in how the rows are written, which the
+# other tests here (batch, undo, merge, CLI, ...) cover on both: the 28 pairs run on SQLite (suite time).
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 @pytest.mark.parametrize("decision", DECISIONS)
 @pytest.mark.parametrize("start", STARTS)
 def test_decide_by_outcome_over_every_start_and_decision(engine, start, decision):
