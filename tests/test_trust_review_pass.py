@@ -152,3 +152,15 @@ def test_a_reviewer_row_inserted_by_sql_grants_nothing(governed):
     check = memtui(url, "check", login="lee")
     assert check.exit_code == 1 and "reviewer eve" in check.output
     ok(memtui(url, "decide", "mem_conv", "needs-review", login="lee"))  # the sealed lead still acts
+
+
+def test_every_refused_grant_is_audited(governed):
+    """A reviewer or a stranger adding reviewers, a maintainer delegating: refused and audited (the
+    README promises grant refusals are audited; these three were not)."""
+    url, eng = governed
+    assert memtui(url, "reviewers", "add", "bob", "--role", "reviewer", "--scope", "acme", login="ann").exit_code == 1
+    assert memtui(url, "reviewers", "add", "bob", "--role", "reviewer", "--scope", "acme", login="zed").exit_code == 1
+    assert memtui(url, "reviewers", "delegate", "ann", "lee", login="max").exit_code == 1
+    with Session(eng) as s:
+        refused = [(e.actor_id, e.subject) for e in audit_events(s, kind="grant_refused")]
+    assert sorted(refused) == [("ann", None), ("max", "ann -> lee"), ("zed", None)]

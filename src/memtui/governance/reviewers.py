@@ -159,12 +159,15 @@ def _parse_scopes(scopes: list[str] | tuple[str, ...]) -> list[str]:
 
 def check_admin(session: Session, who: str, what: str) -> Reviewer | None:
     """``who``'s reviewer row if he may administer (a lead or maintainer); None while no lead or
-    maintainer is registered (bootstrap: anyone may). Raises ActorRefused otherwise."""
+    maintainer is registered (bootstrap: anyone may). Raises ActorRefused otherwise (audited
+    ``grant_refused`` once the caller's transaction ends)."""
     admins = session.exec(select(Reviewer).where(Reviewer.role.in_(ADMIN_ROLES))).all()
     if not admins:
         return None  # bootstrap: nobody administers yet, so anyone may add the first lead or maintainer
     me = session.get(Reviewer, who)
     if me is None or me.role not in ADMIN_ROLES:
+        audit_when_done(session, "grant_refused", who, None, operation=what,
+                        reason="not a lead or maintainer")  # issue 21: every refused grant is audited
         raise ActorRefused(f"{what} needs a lead or maintainer of this store; {who!r} is "
                            + (f"a {me.role}" if me else "not a reviewer") + " (see memtui reviewers list)")
     return me
@@ -284,6 +287,8 @@ def _delegation_rights(session: Session, delegate: str, principal: str, by: str,
     role and scopes, and both names are distinct reviewers."""
     me = session.get(Reviewer, by)
     if me is None or me.role != "lead":
+        audit_when_done(session, "grant_refused", by, f"{delegate} -> {principal}", operation=what,
+                        reason="not a lead")
         raise ActorRefused(f"{what} needs a lead of this store; {by!r} is "
                            + (f"a {me.role}" if me else "not a reviewer") + " (see memtui reviewers list)")
     for who in (delegate, principal):
