@@ -4,7 +4,7 @@
   its statement to say the opposite, and a maintainer purged it with ``--force``; each now needs a
   lead, while a secret a reviewer writes into it still blocks it (the scanner contains it);
 * item 4 (secrets): a token in ``--actor``, ``MEMTUI_ACTOR`` or the login name was stored in history;
-* item 2 (canonical scopes): a repository key ``../x`` or ``order-service/src`` was taken;
+* item 2 (canonical scopes): a repository key ``../x`` was taken;
 * item 6 (integrity): a reviewer row inserted by SQL acted as a lead.
 """
 
@@ -120,7 +120,7 @@ def test_a_token_in_the_actor_name_is_refused_and_never_stored(store_url, tmp_pa
         eng.dispose()
 
 
-@pytest.mark.parametrize("key", ["../x", "order-service/src", "a/../b"])
+@pytest.mark.parametrize("key", ["../x", "order-service/..", "a/./b", "a//b"])
 def test_a_repository_key_that_is_a_path_is_refused(sqlite_engine, tmp_path, key):
     from memtui.importers.native import ImportRefused
     from memtui.importers.pipeline import import_paths
@@ -131,7 +131,7 @@ def test_a_repository_key_that_is_a_path_is_refused(sqlite_engine, tmp_path, key
                    "    evidence:\n      - {type: human, ref: lee}\n", encoding="utf-8")
     with pytest.raises(ImportRefused) as info:
         import_paths(sqlite_engine, [src], LEE)
-    assert "a key is one name, not a path" in str(info.value)
+    assert "a key is a name, not a path" in str(info.value)
     with Session(sqlite_engine) as s:
         assert s.get(Memory, "mem_bad") is None
 

@@ -62,9 +62,9 @@ def _controls(text: str) -> bool:
 def canonical_key(value: str | None, field: str = "repositoryId") -> str | None:
     """A tenant or repository key in canonical form: stripped and lower case; None stays None.
 
-    Raises :class:`NotCanonical` naming ``field`` for an empty key, ``.``/``..``, a ``/`` (a key is
-    one part of ``tenant/repository/module``: ``../x`` or ``repo/src`` would read as a path), a
-    backslash, or a control character."""
+    Raises :class:`NotCanonical` naming ``field`` for an empty key, a part that is empty, ``.`` or
+    ``..`` (``a//b``, a leading or trailing ``/``, ``../x``: a key may be ``owner/name``, never a
+    path that climbs), a backslash, or a control character."""
     if value is None:
         return None
     raw = str(value)
@@ -75,8 +75,8 @@ def canonical_key(value: str | None, field: str = "repositoryId") -> str | None:
         raise NotCanonical(field, raw, "a key holds control characters")
     if "\\" in key:
         raise NotCanonical(field, raw, "a key holds a backslash")
-    if key in (".", "..") or "/" in key:
-        raise NotCanonical(field, raw, "a key is one name, not a path: no '/', '.' or '..'")
+    if any(part in ("", ".", "..") for part in key.split("/")):
+        raise NotCanonical(field, raw, "a key is a name, not a path: no '.', '..' or empty parts")
     return key.lower()
 
 
