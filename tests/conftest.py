@@ -4,7 +4,7 @@ The PostgreSQL store suite creates a database of its own per test session at 127
 (user postgres, trust auth) and drops it afterwards. Outside CI an unreachable server skips
 those tests; with ``CI=true`` it fails them.
 
-The suite runs in pytest-xdist workers (``-n logical --dist loadgroup`` in pyproject.toml; ``-n 0``
+The suite runs in pytest-xdist workers (``-n 3 --dist loadgroup`` in pyproject.toml; ``-n 0``
 runs it in one process). Each worker is a session of its own: its own PostgreSQL database, temporary
 folders and session fixtures. The modules in :data:`ONE_WORKER_MODULES` run whole on one worker.
 """
