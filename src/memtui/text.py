@@ -7,7 +7,7 @@ DCS/SOS/PM/APC strings, two-byte escapes, and their 8-bit C1 forms) are removed 
 remnant such as ``[31m`` is left; every other control character (a lone ESC, CR, BEL, NUL, C1) is
 shown as a visible ``\\xNN`` code. Invisible formatting characters (Unicode category Cf: the
 bidirectional controls U+202A-U+202E, U+2066-U+2069, U+200E/U+200F, U+061C, zero-width spaces,
-U+FEFF, tag characters ...) and the line/paragraph separators are shown as ``\\uXXXX`` codes (issue
+U+FEFF, the tag characters U+E0001 and U+E0020-U+E007F; the whole set is ``_FORMAT``) and the line/paragraph separators are shown as ``\\uXXXX`` codes (issue
 21 item 8), except a zero-width (non-)joiner between two non-ASCII characters (emoji sequences,
 Persian, Indic scripts), where it only joins. A statement can thus neither style nor move the
 terminal, nor reorder what a reader sees ("Trojan Source").
@@ -120,7 +120,7 @@ def _json_escape(m: re.Match) -> str:
 
 def json_text(data, **kwargs) -> str:
     """``json.dumps(data, indent=2, ensure_ascii=False)`` with DEL, C1 controls, line/paragraph
-    separators and invisible formatting characters (bidi controls ...) written as ``\\uXXXX`` escapes
+    separators and the invisible formatting characters of ``_FORMAT`` (bidi controls, zero-width characters) written as ``\\uXXXX`` escapes
     too (json leaves them raw), so the output holds no control character and stays valid JSON after
     :func:`visible` (issue 9 item 5, issue 21 item 8)."""
     kwargs.setdefault("indent", 2)
