@@ -175,14 +175,7 @@ def screen_memory(memory: Memory, evidence: list[Evidence], *, personal: bool = 
     memory.root_cause_summary = _clean(memory.root_cause_summary, "rootCauseSummary", s, personal)
     if memory.tags:
         memory.tags = [_clean(t, "tags", s, personal) for t in memory.tags]
-    for col, name in REDACTED_FIELDS.items():
-        value = _get(memory, col)
-        if value:
-            hits: list[SecretHit] = []
-            red = _redact_value(value, hits)
-            if hits:
-                setattr(memory, col, red)
-                s.secrets += [(name, h) for h in hits]
+    _redact_columns(memory, REDACTED_FIELDS.items(), s)
     screen_evidence(evidence, personal=personal, into=s)
     if s.blocked:
         memory.state = "blocked"
@@ -196,15 +189,20 @@ def screen_evidence(evidence: list[Evidence], *, personal: bool = True, into: Sc
     s = into if into is not None else Screening()
     for i, e in enumerate(evidence):
         e.excerpt = _clean(e.excerpt, f"evidence[{i}].excerpt", s, personal)
-        for col in EVIDENCE_REDACTED:
-            value = _get(e, col)
-            if value:
-                hits: list[SecretHit] = []
-                red = _redact_value(value, hits)
-                if hits:
-                    setattr(e, col, red)
-                    s.secrets += [(f"evidence[{i}].{_camel(col)}", h) for h in hits]
+        _redact_columns(e, ((col, f"evidence[{i}].{_camel(col)}") for col in EVIDENCE_REDACTED), s)
     return s
+
+
+def _redact_columns(row, columns, s: Screening) -> None:
+    """Redact each ``(column, field name)`` of ``row`` that holds a secret, in place; add the hits to ``s``."""
+    for col, name in columns:
+        value = _get(row, col)
+        if value:
+            hits: list[SecretHit] = []
+            red = _redact_value(value, hits)
+            if hits:
+                setattr(row, col, red)
+                s.secrets += [(name, h) for h in hits]
 
 
 def rescreen_stored(memory: Memory, evidence: list[Evidence]) -> tuple[list[tuple[str, SecretHit]], list[str]]:

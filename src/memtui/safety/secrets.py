@@ -276,6 +276,15 @@ def _indirect(text: str, m: re.Match) -> bool:
                 or re.match(r"[A-Za-z_][\w.]*[\[(]", v))
 
 
+def _quoted_hit(m: re.Match, out: list[tuple[int, int, str]]) -> bool:
+    """Whether the cue's value is a quoted phrase (``qv``); a plausible one is added to ``out``."""
+    if m.group("qv") is None:
+        return False
+    if _phrase_value_ok(m.group("qv")):
+        out.append((m.start("qv"), m.end("qv"), _WORDS))
+    return True
+
+
 def _word_hits(text: str, out: list[tuple[int, int, str]]) -> None:
     """Passwords written as words, on command lines and in connection strings (issue 21 item 4)."""
     low = text.lower()
@@ -301,11 +310,7 @@ def _word_hits(text: str, out: list[tuple[int, int, str]]) -> None:
     if not _CUE_GATE.search(low):
         return
     for m in _PW_PROSE.finditer(text):
-        if _indirect(text, m):
-            continue
-        if m.group("qv") is not None:
-            if _phrase_value_ok(m.group("qv")):
-                out.append((m.start("qv"), m.end("qv"), _WORDS))
+        if _indirect(text, m) or _quoted_hit(m, out):
             continue
         v, s = m.group("v"), m.start("v")
         w = v.rstrip(".)]}>:!?")
@@ -322,11 +327,7 @@ def _word_hits(text: str, out: list[tuple[int, int, str]]) -> None:
             if len(words) >= 3 or (len(words) >= 2 and w.casefold() not in _NOT_WORD_VALUES):
                 out.append((s, s + len(tail), _WORDS))
     for m in _PW_ASSIGN.finditer(text):
-        if _indirect(text, m):
-            continue
-        if m.group("qv") is not None:
-            if _phrase_value_ok(m.group("qv")):
-                out.append((m.start("qv"), m.end("qv"), _WORDS))
+        if _indirect(text, m) or _quoted_hit(m, out):
             continue
         v, s = m.group("v"), m.start("v")
         w = v.rstrip(".)]}>:!?")
