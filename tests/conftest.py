@@ -36,6 +36,10 @@ SAMPLE = ROOT / "sample_data"
 # processes (the CLI, `memtui serve`, `memtui mcp`) keeps Python's defaults.
 gc.set_threshold(7000, 10, 10)
 
+# The CLI's warm command server (memtui.cli.warm) stays out of the suite's own CLI processes: each test
+# sees a cold process, as CI's first run does; tests/test_warm.py runs the warm path in folders of its own.
+os.environ["MEMTUI_WARM"] = "0"
+
 
 #: Modules whose module-scoped fixtures are expensive (a demo store served by `memtui serve` or
 #: `memtui mcp`, a 3000-memory store, the labelled pairs through maintenance): each runs on one worker

@@ -130,3 +130,51 @@ def test_the_tui_holds_no_engine_and_imports_no_store():
             if isinstance(node, ast.Attribute) and node.attr in ("engine", "_engine"):
                 found += [f"{f.name}:{node.lineno}: .{node.attr}"]
     assert found == []
+
+
+#: what a light command never imports (issue 22, "Acceptance")
+NOT_FOR_LIGHT_COMMANDS = ("sklearn", "wordllama", "textual", "alembic", "fastapi", "starlette", "uvicorn",
+                          "mcp", "numpy", "scipy", "git", "tree_sitter")
+
+LIGHT_COMMAND = """
+import contextlib, io, json, sys
+sys.argv = ["memtui", *sys.argv[1:]]
+from memtui.cli import main
+out = io.StringIO()
+try:
+    with contextlib.redirect_stdout(out):
+        main()
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps([code, out.getvalue(), sorted(m for m in HEAVY if m in sys.modules)]))
+"""
+
+
+def test_show_and_decide_import_nothing_heavy(tmp_path):
+    """`memtui show ID` and `memtui decide ID reject` in fresh processes (the cold path, as the first
+    command of a session runs): they work and import none of NOT_FOR_LIGHT_COMMANDS; nor does the warm
+    server's preload, from which every warm command's process is forked."""
+    import json
+    import os
+
+    db = tmp_path / "store.db"
+    src = tmp_path / "one.jsonl"
+    src.write_text(json.dumps({"memoryId": "mem_light", "type": "code_fact", "statement": "Starts light.",
+                               "scope": {"repositoryId": "r"}}) + "\n", encoding="utf-8")
+    env = {**os.environ, "HOME": str(tmp_path), "MEMTUI_WARM": "0", "MEMTUI_DB": str(db), "LOGNAME": "rita",
+           "USER": "rita"}
+    subprocess.run([sys.executable, "-m", "memtui", "import", str(src)], env=env, cwd=tmp_path, check=True,
+                   capture_output=True)
+    code = f"HEAVY = {NOT_FOR_LIGHT_COMMANDS!r}\n" + LIGHT_COMMAND
+    for args, shown in ((["show", "mem_light"], "Starts light."),
+                        (["decide", "mem_light", "reject", "--comment", "checked"], "mem_light")):
+        out = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=tmp_path, capture_output=True,
+                             text=True, check=True)
+        status, printed, heavy = json.loads(out.stdout.strip().splitlines()[-1])
+        assert (status, heavy) == (0, []), (args, out.stderr)
+        assert shown in printed
+    preload = ("import sys; from memtui.cli.warm import _preload; _preload(); "
+               f"print(sorted(m for m in {NOT_FOR_LIGHT_COMMANDS!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", preload], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,5 +1,5 @@
-"""``python -m memtui``."""
+"""``python -m memtui``: the console script's entry (:func:`memtui.cli.warm.main`)."""
 
-from memtui.cli import main
+from memtui.cli.warm import main
 
 main()

@@ -49,6 +49,19 @@ def _resolve_annotations(typer_app) -> None:
     typer_app._memtui_annotations_resolved = True
 
 
+_GROUP = []
+
+
+def click_group():
+    """The click group typer builds from :func:`_commands` (built once per process: the warm server
+    builds it before it forks, :mod:`memtui.cli.warm`)."""
+    if not _GROUP:
+        import typer.main
+
+        _GROUP.append(typer.main.get_command(_commands()))
+    return _GROUP[0]
+
+
 def __getattr__(name: str):
     if name == "app":
         return _commands()
@@ -67,7 +80,7 @@ def main() -> None:
     if tui is not None:
         sys.exit(run_tui(**tui))
     try:
-        _commands()(prog_name="memtui")
+        click_group()(prog_name="memtui")
     except StoreReadOnly as exc:  # a write a command did not expect to be refused (issue 21 item 7)
         print(visible(f"memtui: {exc}"), file=sys.stderr)
         sys.exit(1)
