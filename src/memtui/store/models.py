@@ -479,3 +479,13 @@ class IntegrityHead(SQLModel, table=True):
     keyed: bool = False
     key_check: Optional[str] = Field(default=None, max_length=64)
     mac: str = Field(max_length=64)
+
+
+class StoreChange(SQLModel, table=True):
+    """The store-wide change counter (one row, ``id`` 1; migration 0012's triggers move ``n``): read it
+    with :func:`memtui.store.changes.current`."""
+
+    __tablename__ = "store_change"
+
+    id: int = Field(sa_column=sa.Column(sa.Integer, primary_key=True, autoincrement=False))
+    n: int = Field(sa_column=sa.Column(sa.BigInteger, nullable=False))
