@@ -8,7 +8,14 @@ Each figure is a whole process, started fresh ``--runs`` times, median quoted:
   a real terminal);
 * ``help_seconds``: ``memtui lint --help`` (what every command pays before its own work);
 * ``heavy_modules``: which of scikit-learn, gitpython, rapidfuzz, FastAPI, MCP, PyYAML, alembic, typer
-  the queue start imported.
+  the queue start imported;
+* ``commands`` (issue 22, item 1): the console script ``memtui`` for ``--help``, ``show ID``,
+  ``history ID``, ``health`` and ``decide ID reject`` (a different candidate each run), median seconds
+  ``cold`` (``MEMTUI_WARM=0``: a whole fresh process, the naive baseline) and ``warm`` (through the warm
+  command server, :mod:`memtui.cli.warm`, started by the first run and not counted), with the targets
+  (``show``/``decide`` under 0.25 s, ``--help`` under 0.15 s).
+
+``--baseline`` also times the queue start of issue 11's commit (``BASELINE_COMMIT``) on a store it builds.
 
 The store is :func:`store100k.build_store` of ``--n`` records (cached). One JSON object on stdout.
 
@@ -20,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -56,7 +64,9 @@ except SystemExit:
 
 def _timed(cmd: list[str], env: dict) -> tuple[float, str]:
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"{cmd[:3]} exited {out.returncode}: {out.stderr[-2000:]}")
     return time.perf_counter() - t0, out.stdout
 
 
@@ -73,23 +83,74 @@ def measure(pythonpath: str, db: Path, runs: int) -> dict:
             "heavy_modules": json.loads(heavy.strip().splitlines()[-1])}
 
 
+TARGETS = {"--help": 0.15, "show": 0.25, "decide": 0.25}
+
+
+def commands(db: Path, runs: int) -> dict:
+    """Median whole-process seconds of light commands through the console script, cold and warm."""
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        ids = [r[0] for r in conn.execute("SELECT memory_id FROM memory WHERE state = 'candidate' "
+                                          "ORDER BY memory_id LIMIT ?", (4 * (runs + 2),))]
+    script = str(Path(sys.executable).with_name("memtui"))
+    warm_dir = Path(tempfile.mkdtemp(prefix="warm-"))
+    warm_dir.chmod(0o700)
+    base = dict(os.environ, MEMTUI_DB=str(db), LOGNAME="bench", USER="bench", HOME=str(db.parent),
+                MEMTUI_WARM_DIR=str(warm_dir))
+    base.pop("MEMTUI_ACTOR", None)
+    modes = {"cold": {**base, "MEMTUI_WARM": "0"}, "warm": {**base, "MEMTUI_WARM": "1"}}
+    _timed([script, "health"], modes["warm"])  # starts the server
+    for _ in range(600):
+        if list(warm_dir.glob("*.sock")):
+            break
+        time.sleep(0.05)
+    decided = iter(ids)
+    cases = {"--help": lambda: ["--help"], "show": lambda: ["show", ids[0]], "history": lambda: ["history", ids[0]],
+             "health": lambda: ["health"], "decide": lambda: ["decide", next(decided), "reject", "--comment", "b"]}
+    out: dict = {}
+    try:
+        for name, argv in cases.items():
+            out[name] = {}
+            for mode, env in modes.items():
+                times = [_timed([script, *argv()], env)[0] for _ in range(runs + 1)]
+                out[name][mode] = round(statistics.median(times[1:]), 3)
+            if name in TARGETS:
+                out[name]["target"] = TARGETS[name]
+                out[name]["meets_target_warm"] = out[name]["warm"] < TARGETS[name]
+    finally:
+        for pid_file in warm_dir.glob("*.pid"):
+            try:
+                os.kill(int(pid_file.read_text()), 15)
+            except (OSError, ValueError):
+                pass
+        shutil.rmtree(warm_dir, ignore_errors=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--n", type=int, default=2000, help="records in the store")
+    ap.add_argument("--baseline", action="store_true", help="also time the queue start of issue 11's commit")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="startup-") as tmp:
         work = Path(tmp)
         db = work / "store.db"
         build_store(args.n, db)
-        base = work / "baseline"
-        base.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", BASELINE_COMMIT, "src"], check=True,
-                                 capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        cmds = commands(db, args.runs)
         now = measure(str(ROOT / "src"), db, args.runs)
-        before = measure(str(base / "src"), db, args.runs)
-    print(json.dumps({"n": args.n, "runs": args.runs, "now": now, "baseline": {"commit": BASELINE_COMMIT, **before},
+        before = None
+        if args.baseline:  # the code of issue 11's change; it cannot open a store of a newer schema
+            base = work / "baseline"
+            base.mkdir()
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", BASELINE_COMMIT, "src"], check=True,
+                                     capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+            old_db = work / "old.db"
+            build_store(args.n, old_db)
+            before = {"commit": BASELINE_COMMIT, **measure(str(base / "src"), old_db, args.runs)}
+    print(json.dumps({"n": args.n, "runs": args.runs, "commands": cmds, "now": now, "baseline": before,
                       "load_avg_1m": round(os.getloadavg()[0], 2)}))
 
 
