@@ -24,6 +24,7 @@ from memtui.store.engine import open_store
 
 PG_ADMIN_URL = os.environ.get("MEMTUI_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 FIXED_NOW = "2026-11-30T12:00:00Z"
+PG_SKIP = "PostgreSQL unreachable"  #: how a skipped PostgreSQL test's reason begins
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
 
@@ -57,6 +58,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(item.path.stem))
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Outside CI, a machine without PostgreSQL runs everything else: say once, at the end, how many
+    PostgreSQL tests were skipped and how to run them (issue 22, item 7)."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", [])
+               if isinstance(r.longrepr, tuple) and PG_SKIP in str(r.longrepr[-1])]
+    if skipped:
+        terminalreporter.write_line(
+            f"{len(skipped)} PostgreSQL tests skipped: no server at {PG_ADMIN_URL}. To run them, start "
+            "PostgreSQL on 127.0.0.1:5432 (database test, user postgres, trust auth) or point "
+            "MEMTUI_TEST_PG at one (postgresql+psycopg://USER@HOST:PORT/DB), then run make test again.",
+            yellow=True, bold=True)
+
+
 @pytest.fixture(autouse=True)
 def _fixed_clock(monkeypatch, tmp_path_factory):
     """Every test runs at the same instant, so ages, timestamps and snapshots are reproducible; user
@@ -83,7 +97,7 @@ def pg_database_url():
     server could lose the last commits of this throw-away database, nothing else changes (transactions,
     locks and isolation are the same), and the store tests stop waiting for an fsync at every commit."""
     name = f"memtui_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5})
     try:
         with admin.connect() as conn:
             conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
@@ -92,7 +106,7 @@ def pg_database_url():
         admin.dispose()
         if os.environ.get("CI") == "true":
             pytest.fail(f"PostgreSQL at {PG_ADMIN_URL} is required in CI and unreachable: {exc.orig}")
-        pytest.skip(f"PostgreSQL unreachable at {PG_ADMIN_URL}: {exc.orig}")
+        pytest.skip(f"{PG_SKIP} at {PG_ADMIN_URL}: {exc.orig}")
     url = PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
     yield url
     with admin.connect() as conn:
