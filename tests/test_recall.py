@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -315,18 +316,24 @@ def _straightforward(engine, task: str, scope: str, limit: int):
     every relevant memory loaded in full and weighed for eligibility and quality."""
     from memtui.domain.quality import _IDENTIFIER
     from memtui.recall import (
-        ExcludedMemory, _assess, _evidence_names, _load_pool, _pool, _primary_reason, _sharing_identifiers,
-        _subject, _text_index, identifiers, resolve_scope, summarize,
+        ExcludedMemory, _assess, _document, _evidence_names, _load_pool, _pool, _primary_reason, _subject,
+        _TextIndex, identifiers, resolve_scope, summarize,
     )
 
     with Session(engine) as session:
         rscope = resolve_scope(session, scope)
-        pool, key = _pool(session, rscope, None)
-        index = _text_index(session, key, pool)
+        pool, _key = _pool(session, rscope, None)
+        members = session.exec(select(Memory).where(pool).order_by(Memory.memory_id)).all()
+        index = _TextIndex.fit(tuple(_document(m) for m in members))  # fitted here, never kept
         task_ids = identifiers(task)
-        relevance = dict(zip((m for m, _v in index.versions), index.relevances(task)))
+        relevance = dict(zip((m.memory_id for m in members), index.relevances(task)))
         wanted = {m for m, rel in relevance.items() if rel >= 0.05}
-        wanted |= _sharing_identifiers(session, pool, index, task_ids)
+        names = defaultdict(set)  # memory -> identifiers of its document and all its evidence
+        for m in members:
+            names[m.memory_id] |= identifiers(_document(m))
+        for e in session.exec(select(Evidence).where(Evidence.memory_id.in_(list(relevance)))):
+            names[e.memory_id] |= {n.lower() for n in _evidence_names([e])}
+        wanted |= {m for m, found in names.items() if task_ids & found}
         memories, evidence, usage, harm, reval = _load_pool(session, sorted(wanted))
         original = {i.lower(): i for i in _IDENTIFIER.findall(task)}
         ranked, excluded = [], []

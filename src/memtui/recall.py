@@ -14,6 +14,7 @@ Same store, same task, same scope and the same clock give the same pack.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -22,7 +23,7 @@ import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -34,6 +35,7 @@ from memtui.domain.quality import _IDENTIFIER, eligibility, quality, quality_inp
 from memtui.safety.guard import redact_for_display
 from memtui.review.views import EvidenceView
 from memtui.similarity.text import stem
+from memtui.store import changes
 from memtui.store.models import Evidence, HarmEvent, Memory, Repository, Revalidation, UsageEvent
 from memtui.text import visible
 
@@ -115,9 +117,9 @@ class RecalledMemory:
         return "; ".join(parts)
 
 
-@dataclass(frozen=True)
-class ExcludedMemory:
-    """A relevant memory left out of the pack: the main reason, all reasons, what it is about."""
+class ExcludedMemory(NamedTuple):
+    """A relevant memory left out of the pack: the main reason, all reasons, what it is about (a
+    named tuple: a pack lists thousands)."""
 
     memory_id: str
     type: str
@@ -182,6 +184,15 @@ def known_repositories(session: Session) -> set[str]:
 def resolve_scope(session: Session, text: str) -> RecallScope:
     """:func:`parse_scope` against the store; an unknown repository is a :class:`RecallError`."""
     known = known_repositories(session)
+    scope = parse_scope(text, known)
+    if scope.repository_id not in known:
+        raise RecallError(f"unknown repository {scope.repository_id!r} (known: {', '.join(sorted(known)) or 'none'})")
+    return scope
+
+
+def _resolve_known(facts: "_Facts", text: str) -> RecallScope:
+    """:func:`resolve_scope` against the store's known repositories in ``facts``."""
+    known = set(facts.tenants)
     scope = parse_scope(text, known)
     if scope.repository_id not in known:
         raise RecallError(f"unknown repository {scope.repository_id!r} (known: {', '.join(sorted(known)) or 'none'})")
@@ -293,74 +304,174 @@ def _document_identifiers(text: str) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class _TextIndex:
-    """TF-IDF of a recall pool's documents (ordered by memory id), with the versions they were read at.
+    """TF-IDF of a recall pool's documents (in the pool's order: by memory id)."""
 
-    Kept per process and pool (:func:`_text_index`): a server answering many recalls fits it again only
-    when a document of the pool changed or the pool's membership did, not at every request."""
-
-    versions: tuple[tuple[str, int], ...]
     documents: tuple[str, ...]
     vectorizer: object | None  # None: no terms in any document
     matrix: object | None
 
     @classmethod
-    def fit(cls, versions: tuple[tuple[str, int], ...], documents: tuple[str, ...]) -> "_TextIndex":
+    def fit(cls, documents: tuple[str, ...]) -> "_TextIndex":
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         if not documents:
-            return cls(versions, documents, None, None)
+            return cls(documents, None, None)
         vectorizer = TfidfVectorizer(analyzer=_document_terms, sublinear_tf=True, norm="l2")
         try:
             matrix = vectorizer.fit_transform(documents)
         except ValueError:  # no terms at all in the documents
-            return cls(versions, documents, None, None)
-        return cls(versions, documents, vectorizer, matrix)
+            return cls(documents, None, None)
+        return cls(documents, vectorizer, matrix.tocsr())
+
+    def scores(self, task: str):
+        """Cosine similarity of ``task`` to each document (a numpy array, unrounded). The task's vector
+        is the vectorizer's ``transform`` (counts of known terms, ``1 + log``, times idf, l2-normalised
+        in column order) without its input checks, which cost more than the product."""
+        import numpy as np
+        import scipy.sparse as sp
+
+        if self.vectorizer is None:
+            return np.zeros(len(self.documents))
+        vocabulary = self.vectorizer.vocabulary_
+        counts = Counter(vocabulary[t] for t in _document_terms(task) if t in vocabulary)
+        if not counts:
+            return np.zeros(len(self.documents))
+        columns = np.array(sorted(counts), dtype=np.int32)
+        data = np.array([counts[c] for c in columns.tolist()], dtype=np.float64)
+        np.log(data, data)
+        data += 1.0
+        data *= self.vectorizer.idf_[columns]
+        norm = 0.0
+        for x in data.tolist():
+            norm += x * x
+        if norm > 0.0:
+            data /= np.sqrt(norm)
+        query = sp.csr_matrix((data, columns, np.array([0, len(columns)], dtype=np.int32)),
+                              shape=(1, len(vocabulary)))
+        return (self.matrix @ query.T).toarray().ravel()
 
     def relevances(self, task: str) -> list[float]:
         """Cosine similarity of ``task`` to each document (rounded to 4 places, stable)."""
-        if self.vectorizer is None:
-            return [0.0] * len(self.documents)
-        query = self.vectorizer.transform([task])
-        scores = (self.matrix @ query.T).toarray().ravel()
-        return [round(float(s), 4) for s in scores]
+        return [round(float(s), 4) for s in self.scores(task)]
 
 
-_TEXT_INDEXES: dict[tuple, _TextIndex] = {}
-_TEXT_INDEXES_LOCK = threading.Lock()
-_TEXT_INDEXES_MAX = 32
+@dataclass
+class _Pool:
+    """What recall reads of one pool of memories (:func:`_pool`), as of one value of the store's change
+    counter (:mod:`memtui.store.changes`): the light rows (:data:`_LIGHT_MEMORY`) and light evidence
+    rows of every memory in it, by memory id; their TF-IDF index; which memories name each code
+    identifier (in the document or the evidence); and, filled as recalls ask, each memory's weighing
+    in a scope (:func:`_weigh`). Kept per process (:func:`_pool_data`) while the counter stays."""
+
+    counter: int
+    ids: tuple[str, ...]
+    rows: dict
+    evidence: dict
+    index: _TextIndex
+    naming: dict  # lower-cased identifier -> memory ids whose document or evidence names it
+    weighed: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def load(cls, session: Session, pool, counter: int, kept: "_Pool | None") -> "_Pool":
+        """Read the pool (two queries); refit the text index only when a document or the membership
+        changed since ``kept``."""
+        conn = session.connection()
+        rows = conn.execute(sa.select(*_LIGHT_MEMORY, sa.cast(Memory.applies_to, sa.Text).label("applies_to"))
+                            .where(pool).order_by(Memory.memory_id)).all()
+        ids = tuple(r.memory_id for r in rows)
+        evidence: dict[str, list] = defaultdict(list)
+        members = sa.select(Memory.memory_id).where(pool)
+        for e in conn.execute(sa.select(*_LIGHT_EVIDENCE).where(Evidence.memory_id.in_(members))
+                              .order_by(Evidence.memory_id, Evidence.ordinal, Evidence.evidence_id)):
+            evidence[e.memory_id].append(e)
+        evidence = {m: tuple(ev) for m, ev in evidence.items()}
+        documents = tuple(_row_document(r) for r in rows)
+        if kept is not None and kept.index.documents == documents:
+            index = kept.index
+        else:
+            index = _TextIndex.fit(documents)
+        naming: dict[str, list[str]] = defaultdict(list)
+        for mid, doc in zip(ids, documents):
+            for name in _document_identifiers(doc) | _evidence_identifiers(evidence.get(mid, ())):
+                naming[name].append(mid)
+        return cls(counter, ids, {r.memory_id: r for r in rows}, evidence, index, dict(naming))
+
+    def scoped(self, scope_repository: str, scope_module: str | None) -> dict:
+        """memory id -> its weighing in the scope (:meth:`weigh_scoped`), filled as recalls ask."""
+        with _POOLS_LOCK:
+            return self.weighed.setdefault((scope_repository, scope_module), {})
+
+    def weigh_scoped(self, weighed: dict, memory_id: str, scope_repository: str, scope_module: str | None):
+        """``(eligible, the primary reason's place in REASON_ORDER, the primary reason, the reasons,
+        type, state, identifiers, subject)`` of a member in the scope (:func:`_weigh`), kept in
+        ``weighed``."""
+        m = self.rows[memory_id]
+        el, mine, subject = _weigh(m, self.evidence.get(memory_id, ()), scope_repository, scope_module)
+        reason = _primary_reason(el.reasons)
+        place = REASON_ORDER.index(reason) if reason in REASON_ORDER else len(REASON_ORDER)
+        out = weighed[memory_id] = (el.eligible, place, reason, el.reasons, m.type, m.state, mine, subject)
+        return out
+
+    def relevant(self, task: str, task_ids: set[str], min_relevance: float) -> dict[str, float]:
+        """memory id -> relevance (TF-IDF cosine rounded to 4 places) of every member at least
+        ``min_relevance`` relevant or naming a code identifier of the task."""
+        import numpy as np
+
+        scores = self.index.scores(task)
+        # rounding moves a score by at most 5e-5: every member whose rounded score may reach the threshold
+        near = np.flatnonzero(scores >= min_relevance - 1e-4)
+        ids = self.ids
+        out = {}
+        for i, score in zip(near.tolist(), scores[near].tolist()):
+            rel = round(score, 4)
+            if rel >= min_relevance:
+                out[ids[i]] = rel
+        if task_ids:
+            position = None
+            for name in task_ids:
+                for mid in self.naming.get(name, ()):
+                    if mid not in out:
+                        if position is None:
+                            position = {m: i for i, m in enumerate(self.ids)}
+                        out[mid] = round(float(scores[position[mid]]), 4)
+        return out
 
 
-def _text_index(session: Session, key: tuple, pool) -> _TextIndex:
-    """The text index of the memories ``pool`` (a WHERE clause on Memory) selects, reusing the one kept
-    under ``key`` when every memory is at the version it was read at; a changed version re-reads that
-    memory's document and refits only if a document or the membership changed."""
-    conn = session.connection()
-    versions = tuple(tuple(r) for r in conn.execute(
-        sa.select(Memory.memory_id, Memory.version).where(pool).order_by(Memory.memory_id)).all())
-    with _TEXT_INDEXES_LOCK:
-        kept = _TEXT_INDEXES.get(key)
-    if kept is not None and kept.versions == versions:
+_POOLS: dict[tuple, _Pool] = {}
+_POOLS_LOCK = threading.Lock()
+_POOL_BUILDING: dict[tuple, threading.Lock] = {}
+_POOLS_MAX = 32
+
+
+def _pool_data(session: Session, key: tuple, pool, counter: int) -> _Pool:
+    """The :class:`_Pool` of the memories ``pool`` (a WHERE clause on Memory) selects, kept under
+    ``key`` while the store's change counter is ``counter`` (read in this transaction before any of
+    its other reads). A pool being read by another thread (the warm-up) is waited for, not read twice.
+    ``counter`` 0 (a store without the counter): read afresh, kept for nobody."""
+    with _POOLS_LOCK:
+        kept = _POOLS.get(key)
+        building = _POOL_BUILDING.setdefault(key, threading.Lock())
+    if counter and kept is not None and kept.counter == counter:
         return kept
-    known = {}
-    if kept is not None:
-        old = dict(kept.versions)
-        known = {m: d for (m, _v), d in zip(kept.versions, kept.documents)}
-        known = {m: d for m, d in known.items() if old.get(m) == dict(versions).get(m)}
-    stale = [m for m, _v in versions if m not in known]
-    cols = (Memory.memory_id, Memory.statement, Memory.module_path, Memory.tags, Memory.applies_to)
-    for chunk in _chunks(stale):
-        for row in conn.execute(sa.select(*cols).where(Memory.memory_id.in_(chunk))):
-            known[row.memory_id] = _document(row)
-    documents = tuple(known[m] for m, _v in versions)
-    if kept is not None and kept.documents == documents:
-        index = _TextIndex(versions, documents, kept.vectorizer, kept.matrix)
-    else:
-        index = _TextIndex.fit(versions, documents)
-    with _TEXT_INDEXES_LOCK:
-        if len(_TEXT_INDEXES) >= _TEXT_INDEXES_MAX and key not in _TEXT_INDEXES:
-            _TEXT_INDEXES.pop(next(iter(_TEXT_INDEXES)))
-        _TEXT_INDEXES[key] = index
-    return index
+    with building:
+        with _POOLS_LOCK:
+            kept = _POOLS.get(key)
+        if counter and kept is not None and kept.counter == counter:
+            return kept
+        data = _Pool.load(session, pool, counter, kept)
+        if counter:
+            with _POOLS_LOCK:
+                if len(_POOLS) >= _POOLS_MAX and key not in _POOLS:
+                    _POOLS.pop(next(iter(_POOLS)))
+                _POOLS[key] = data
+        return data
+
+
+def clear_caches() -> None:
+    """Forget every pool and store fact kept in this process (the next recall reads the store)."""
+    with _POOLS_LOCK:
+        _POOLS.clear()
+        _FACTS.clear()
 
 
 def identifiers(text: str) -> set[str]:
@@ -427,12 +538,17 @@ def repository_tenants(session: Session, repository_id: str) -> set[str]:
     return tenants
 
 
-def _pool(session: Session, scope: RecallScope, viewer: Actor | None):
+def _pool(session: Session, scope: RecallScope, viewer: Actor | None, facts: "_Facts | None" = None):
     """The WHERE clause of a recall pool: memories of the scope's repository and org-wide memories of
-    its tenant(s), that ``viewer`` may see; and the key its text index is kept under."""
+    its tenant(s), that ``viewer`` may see; and the key its :class:`_Pool` is kept under (the store's
+    URL and the clause's SQL: a viewer who sees other memories has a pool of its own). ``facts``: the
+    store's repositories and visibility clauses as of the change counter (:func:`_store_facts`)."""
     from memtui.governance.visibility import memory_clause  # only memory the actor may see (issue 9)
 
-    tenants = repository_tenants(session, scope.repository_id)
+    viewing = (viewer.type, None if viewer.scopes is None else tuple(viewer.scopes)) if viewer else None
+    if facts is not None and (scope.repository_id, viewing) in facts.pools:
+        return facts.pools[(scope.repository_id, viewing)]
+    tenants = facts.tenants.get(scope.repository_id, ()) if facts else repository_tenants(session, scope.repository_id)
     cond = Memory.repository_id == scope.repository_id
     if tenants:
         cond = sa.or_(cond, sa.and_(Memory.repository_id.is_(None), Memory.tenant_id.in_(sorted(tenants))))
@@ -440,7 +556,47 @@ def _pool(session: Session, scope: RecallScope, viewer: Actor | None):
     if visible is not None:
         cond = sa.and_(cond, visible)
     where_sql = str(cond.compile(compile_kwargs={"literal_binds": True}))
-    return cond, (str(session.get_bind().url), where_sql)
+    out = cond, (str(session.get_bind().url), where_sql)
+    if facts is not None:
+        with _POOLS_LOCK:
+            facts.pools[(scope.repository_id, viewing)] = out
+    return out
+
+
+@dataclass
+class _Facts:
+    """The store's repositories (id -> tenants: its registration's and its memories') and the pool
+    clause of each repository for each kind of viewer (type and scopes: all that
+    :func:`memtui.governance.visibility.memory_clause` reads of a viewer), as of one value of the
+    change counter."""
+
+    counter: int
+    tenants: dict
+    pools: dict = dataclasses.field(default_factory=dict)  # (repository, (type, scopes)) -> _pool's answer
+
+
+_FACTS: dict[str, _Facts] = {}
+
+
+def _store_facts(session: Session, counter: int) -> _Facts:
+    """:class:`_Facts` of the store, kept per store while ``counter`` (read first in this transaction)
+    stays; read afresh (two queries) when it moved or is 0."""
+    url = str(session.get_bind().url)
+    with _POOLS_LOCK:
+        kept = _FACTS.get(url)
+    if counter and kept is not None and kept.counter == counter:
+        return kept
+    tenants: dict[str, set[str]] = defaultdict(set)
+    for repo, tenant in session.exec(select(Repository.repository_id, Repository.tenant_id)).all():
+        tenants[repo].add(tenant)
+    for repo, tenant in session.exec(select(Memory.repository_id, Memory.tenant_id).distinct()).all():
+        if repo:
+            tenants[repo].add(tenant)
+    facts = _Facts(counter, {r: frozenset(t) for r, t in tenants.items()})
+    if counter:
+        with _POOLS_LOCK:
+            _FACTS[url] = facts
+    return facts
 
 
 def _load_pool(session: Session, ids: list[str]):
@@ -479,33 +635,6 @@ _LIGHT_EVIDENCE = (Evidence.memory_id, Evidence.type, Evidence.status, Evidence.
                    Evidence.path, Evidence.current_path)
 
 
-def _load_light(session: Session, ids: list[str]):
-    """The memories ``ids`` (by id) with only what eligibility and the exclusion subject read, and
-    their evidence's type, status and code names (in evidence order): two queries (per 500 on SQLite)."""
-    conn = session.connection()
-    memories = []
-    evidence: dict[str, list] = defaultdict(list)
-    postgres = conn.dialect.name == "postgresql"
-    # PostgreSQL: one array parameter (= ANY) instead of 500 bound values per query, which psycopg and
-    # the server parse several times slower
-    for chunk in ([ids] if postgres else _chunks(ids)):
-        memories.extend(conn.execute(sa.select(*_LIGHT_MEMORY).where(_among(Memory.memory_id, chunk, postgres))).all())
-        for e in conn.execute(sa.select(*_LIGHT_EVIDENCE).where(_among(Evidence.memory_id, chunk, postgres))
-                              .order_by(Evidence.memory_id, Evidence.ordinal, Evidence.evidence_id)).all():
-            evidence[e.memory_id].append(e)
-    memories.sort(key=lambda m: m.memory_id)
-    return memories, evidence
-
-
-def _among(column, ids: list[str], postgres: bool):
-    """``column IN ids``; on PostgreSQL as ``column = ANY(ARRAY)``, one parameter."""
-    if postgres:
-        from sqlalchemy.dialects.postgresql import ARRAY
-
-        return column == sa.any_(sa.bindparam(None, ids, type_=ARRAY(sa.String)))
-    return column.in_(ids)
-
-
 def _evidence_identifiers(evidence: list) -> frozenset[str]:
     """The lower-cased :func:`_evidence_names` of evidence rows, remembered by the names' fields."""
     return _names_lowered(tuple((e.symbol, e.target, e.path, e.current_path) for e in evidence))
@@ -519,28 +648,16 @@ def _names_lowered(fields: tuple) -> frozenset[str]:
     return frozenset(n.lower() for n in _evidence_names(rows))
 
 
-def _sharing_identifiers(session: Session, pool, index: _TextIndex, task_ids: set[str]) -> set[str]:
-    """The pool's memories whose statement or evidence names a code identifier of the task."""
-    if not task_ids:
-        return set()
-    out = {m for (m, _v), doc in zip(index.versions, index.documents) if task_ids & _document_identifiers(doc)}
-    names: dict[str, list] = defaultdict(list)
-    cols = (Evidence.memory_id, Evidence.symbol, Evidence.target, Evidence.path, Evidence.current_path)
-    # the database keeps only evidence whose names hold a task identifier as a substring (a superset),
-    # the exact names are then compared here
-    text = sa.func.lower(sa.func.coalesce(Evidence.symbol, "") + " " + sa.func.coalesce(Evidence.target, "") + " "
-                         + sa.func.coalesce(Evidence.path, "") + " " + sa.func.coalesce(Evidence.current_path, ""))
-    holds = sa.or_(*[text.contains(t, autoescape=True) for t in sorted(task_ids)])
-    for e in session.connection().execute(sa.select(*cols).where(
-            holds, Evidence.memory_id.in_(sa.select(Memory.memory_id).where(pool)))):
-        names[e.memory_id].append(e)
-    out.update(m for m, ev in names.items() if task_ids & {n.lower() for n in _evidence_names(ev)})
-    return out
-
-
 def _document(m: Memory) -> str:
     """The text a memory is found by: statement, module path, tags, applies-to (not does-not-apply-to)."""
     return " ".join([m.statement, m.module_path or "", " ".join(m.tags or ()), " ".join(m.applies_to or ())])
+
+
+def _row_document(r) -> str:
+    """:func:`_document` of a light row, whose tags and applies-to are JSON text."""
+    tags = json.loads(r.tags) if isinstance(r.tags, str) else r.tags
+    applies = json.loads(r.applies_to) if isinstance(r.applies_to, str) else r.applies_to
+    return " ".join([r.statement, r.module_path or "", " ".join(tags or ()), " ".join(applies or ())])
 
 
 def _evidence_view(e: Evidence) -> EvidenceView:
@@ -585,17 +702,18 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
     now = utcnow()
     # expire_on_commit=False: the rows are only read after the commit; expiring 10,000 of them costs ~1 s
     with Session(engine, expire_on_commit=False) as session, session.begin():
-        rscope = resolve_scope(session, scope)
-        pool, key = _pool(session, rscope, actor)
-        index = _text_index(session, key, pool)
+        # the change counter first: what is kept for it is never newer than what this transaction reads
+        counter = changes.read(session.connection())
+        facts = _store_facts(session, counter)
+        rscope = _resolve_known(facts, scope)
+        pool, key = _pool(session, rscope, actor, facts)
+        data = _pool_data(session, key, pool, counter)
         task_ids = identifiers(task)
-        relevance = dict(zip((m for m, _v in index.versions), index.relevances(task)))
-        wanted = {m for m, rel in relevance.items() if rel >= min_relevance}
-        wanted |= _sharing_identifiers(session, pool, index, task_ids)
-        included, excluded = _rank(session, sorted(wanted), relevance, task, task_ids, rscope, limit, min_relevance)
+        relevance = data.relevant(task, task_ids, min_relevance)
+        included, ranked_out = _rank(session, data, relevance, task, task_ids, rscope, limit, min_relevance)
         _refuse_if_tampered(session, [i.memory_id for i in included])
-        excluded.sort(key=lambda x: (REASON_ORDER.index(x.reason) if x.reason in REASON_ORDER else len(REASON_ORDER),
-                                     -x.relevance, x.memory_id))
+        ranked_out.sort()  # (reason's place in REASON_ORDER, -relevance, memory id, the exclusion)
+        excluded = [t[3] for t in ranked_out]
 
         pack_id = "pack_" + hashlib.sha256(json.dumps(
             [rscope.label, task, limit, [i.memory_id for i in included], now.isoformat()],
@@ -617,42 +735,43 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
                             .values(last_used_at=now))
         pending = _pending_newer(session, [x for x in excluded if x.reason == "conflicted"])
         return RecallPack(pack_id, task, rscope, limit, now, tuple(included), tuple(excluded),
-                          summarize(excluded, limit) + pending, tuple(usage_ids))
+                          _summary(excluded, limit) + pending, tuple(usage_ids))
 
 
-def _rank(session: Session, ids: list[str], relevance: dict[str, float], task: str, task_ids: set[str],
+def _rank(session: Session, data: _Pool, relevance: dict[str, float], task: str, task_ids: set[str],
           rscope: RecallScope, limit: int, min_relevance: float
           ) -> tuple[list[RecalledMemory], list[ExcludedMemory]]:
-    """The included memories (ranked: relevance, quality, id) and the excluded ones (unsorted) among
-    the candidate ``ids``.
+    """The included memories (ranked: relevance, quality, id) and the excluded ones (unsorted, each as
+    ``(its reason's place in REASON_ORDER, -relevance, memory id, ExcludedMemory)``) among the
+    relevant members of the pool (``relevance``: memory id -> relevance).
 
     Eligibility needs only a memory's own columns and its evidence statuses, so every relevant memory
-    is weighed from light rows (:func:`_load_light`); quality, usage, harm, revalidation and the
-    evidence views are loaded only for the eligible memories that can reach the pack: those at least as
-    relevant as the ``limit``-th eligible one (ties in relevance are broken by quality). The result
-    equals weighing every relevant memory in full (tests/test_recall.py checks it on random stores)."""
-    memories, evidence = _load_light(session, ids)
+    is weighed from the pool's light rows (:meth:`_Pool.weigh`); quality, usage, harm, revalidation and
+    the evidence views are loaded, from the store, only for the eligible memories that can reach the
+    pack: those at least as relevant as the ``limit``-th eligible one (ties in relevance are broken by
+    quality), and each is weighed again on those rows. The result equals weighing every relevant
+    memory in full (tests/test_recall.py checks it on random stores)."""
     task_original = {ident.lower(): ident for ident in _IDENTIFIER.findall(task)}
-    scope_repository, scope_module = rscope.repository_id, rscope.module_path
-    excluded: list[ExcludedMemory] = []
-    eligible: list[tuple[float, str, object, list, list[str]]] = []
-    for m in memories:
-        rel = relevance[m.memory_id]
-        ev = tuple(evidence.get(m.memory_id, ()))
-        el, mine, subject = _weigh(m, ev, scope_repository, scope_module)
-        shared = sorted(task_ids & mine)
-        if rel < min_relevance and not shared:
+    weighed = data.scoped(rscope.repository_id, rscope.module_path)
+    excluded: list[tuple[int, float, str, ExcludedMemory]] = []
+    eligible: list[tuple[float, str, str, str | None]] = []
+    for mid, rel in relevance.items():
+        w = weighed.get(mid) or data.weigh_scoped(weighed, mid, rscope.repository_id, rscope.module_path)
+        ok, place, reason, reasons, type_, state, mine, subject = w
+        shared = task_ids & mine if task_ids else None
+        if shared:
+            if state != "blocked":
+                first = min(shared)
+                subject = task_original.get(first, first)
+        elif rel < min_relevance:
             continue
-        if shared and m.state != "blocked":
-            subject = task_original.get(shared[0], shared[0])
-        if not el.eligible:
-            excluded.append(ExcludedMemory(
-                m.memory_id, m.type, m.state, _primary_reason(el.reasons), el.reasons, rel, subject))
+        if not ok:
+            excluded.append((place, -rel, mid, _new(ExcludedMemory, (mid, type_, state, reason, reasons, rel, subject))))
             continue
-        eligible.append((rel, m.memory_id, m, subject))
-    eligible.sort(key=lambda t: (-t[0], t[1]))
-    cut = eligible[min(limit, len(eligible)) - 1][0] if eligible else None
-    contenders = [t for t in eligible if t[0] >= cut] if eligible else []
+        eligible.append((-rel, mid, type_, subject))
+    eligible.sort()
+    cut = -eligible[min(limit, len(eligible)) - 1][0] if eligible else None
+    contenders = [t for t in eligible if -t[0] >= cut] if eligible else []
     full, full_evidence, usage, harm, reval = _load_pool(session, [t[1] for t in contenders])
     ranked: list[tuple[float, float, str, RecalledMemory]] = []
     for m in full:
@@ -663,11 +782,16 @@ def _rank(session: Session, ids: list[str], relevance: dict[str, float], task: s
     ranked.sort(key=lambda t: (t[0], t[1], t[2]))
     included = [t[3] for t in ranked[:limit]]
     chosen = {i.memory_id for i in included}
-    for rel, mid, m, subject in eligible:
+    for neg, mid, type_, subject in eligible:
         if mid not in chosen:
             # the subject is kept for the summary line of the memories that did not fit the limit
-            excluded.append(ExcludedMemory(mid, m.type, "active", "over_limit", ("over_limit",), rel, subject))
+            excluded.append((_OVER_LIMIT, neg, mid, ExcludedMemory(mid, type_, "active", "over_limit", ("over_limit",),
+                                                                   -neg, subject)))
     return included, excluded
+
+
+_OVER_LIMIT = REASON_ORDER.index("over_limit")
+_new = tuple.__new__  # a named tuple from its fields without the Python-level __new__ (thousands per recall)
 
 
 @functools.lru_cache(maxsize=100_000)
@@ -776,8 +900,13 @@ def _plural(n: int, one: str, many: str) -> str:
 
 def summarize(excluded: Iterable[ExcludedMemory], limit: int | None = None) -> tuple[str, ...]:
     """One line per main reason, e.g. ``1 stale memory about RuleEngine was excluded``."""
+    return _summary(sorted(excluded, key=lambda x: (-x.relevance, x.memory_id)), limit)
+
+
+def _summary(ordered: Iterable[ExcludedMemory], limit: int | None) -> tuple[str, ...]:
+    """:func:`summarize` of exclusions that are in (-relevance, memory id) order within each reason."""
     groups: dict[str, list[ExcludedMemory]] = defaultdict(list)
-    for x in excluded:
+    for x in ordered:
         groups[x.reason].append(x)
     order = [r for r in REASON_ORDER if r in groups] + sorted(r for r in groups if r not in REASON_ORDER)
     lines = []
@@ -785,8 +914,10 @@ def summarize(excluded: Iterable[ExcludedMemory], limit: int | None = None) -> t
         items = groups[reason]
         n = len(items)
         subjects: list[str] = []
-        for x in sorted(items, key=lambda x: (-x.relevance, x.memory_id)):
-            if x.subject and x.subject not in subjects:
+        seen: set[str] = set()
+        for x in items:
+            if x.subject and x.subject not in seen:
+                seen.add(x.subject)
                 subjects.append(x.subject)
         about = ""
         if subjects and reason != "blocked":
