@@ -23,7 +23,7 @@ from memtui.similarity.statements import (
     POLAR_WORDS, Analyzed, analyze, clause_negations, identifiers, numbers, numerals, polarity_clauses,
     quantities_differ,
 )
-from memtui.similarity.embed import word_ids, word_table
+from memtui.similarity.embed import DIM, word_ids, word_table
 from memtui.text import without_escapes
 from memtui.similarity.text import (
     common_word, identifier_key, joined_word_pairs, key_of_normalized, normalize, stem, word_weight,
@@ -213,47 +213,402 @@ CONTRADICTION_INDEX = np.array([_IDX[n] for n in CONTRADICTIONS])
 VETO_INDEX = np.array([_IDX[n] for n in VETOES])
 
 
-def _ids_unmatched(ids: frozenset[str], other: Profile) -> set[str]:
-    """Identifier keys of one side that the other side names in no form: neither as an identifier,
-    nor as joined prose words ("user id"), nor as a plain word (its stem among the other's stems)."""
-    return {i for i in ids if i not in other.ids and i not in other.joined and stem(i) not in other.stems}
-
-
-def _names_unmatched(names: frozenset[str], other: Profile) -> set[str]:
-    """Names of one side the other side does not use, even as an ordinary word ("Sessions ..." /
-    "... session cache" is one word, not two products)."""
-    return {n for n in names if n not in other.names and n not in other.joined and stem(n) not in other.stems}
-
-
-CHUNK = 2048
-"""Pairs per batch of :func:`pair_feature_matrix` (bounds the padded word matrices: CHUNK x K x 256)."""
+CHUNK_CELLS = 1 << 22
+"""Word-pair cells (pairs x words x words) per batch of the alignment features (bounds the gathered
+similarity matrices to ~16 MB)."""
 MAX_WORDS = 48
 """Content words per statement that the alignment features read (the first ones; longer statements are rare)."""
 
-
-def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
-    """The feature vector of one pair (float32, ``len(FEATURES)``): :func:`pair_feature_matrix` of it."""
-    return pair_feature_matrix([pa], [pb], [cosine])[0]
+_SHIFT = np.int64(1 << 32)
 
 
-def pair_feature_matrix(pa: Sequence[Profile], pb: Sequence[Profile], cosines) -> np.ndarray:
-    """Feature rows of the pairs ``(pa[i], pb[i])`` with embedding cosine ``cosines[i]``: float32
-    ``(len(pa), len(FEATURES))``. The word alignments of a batch are one padded matrix product
-    (``CHUNK`` pairs at a time); the set features are read pair by pair."""
-    n = len(pa)
-    out = np.zeros((n, len(FEATURES)), np.float32)
-    if not n:
+class _Sets:
+    """One set of interned strings (:func:`_stem_id`) per table row, as CSR, with the sorted keys
+    ``row << 32 | value`` that membership tests search. Rows are only ever appended, so the keys of new
+    rows sort after the old ones."""
+
+    __slots__ = ("indptr", "values", "lens", "keys")
+
+    def __init__(self) -> None:
+        self.indptr = np.zeros(1, np.int64)
+        self.values = np.zeros(0, np.int64)
+        self.lens = np.zeros(0, np.int64)
+        self.keys = np.zeros(0, np.int64)
+
+    def extend(self, lists: list) -> None:
+        """Append one row per item of ``lists`` (each a sized iterable of strings, interned here; its
+        order kept, so that two families built from one set stay parallel)."""
+        first = len(self.lens)
+        lens = np.fromiter(map(len, lists), np.int64, len(lists))
+        flat = [v for x in lists for v in x]
+        known = _STEM_IDS
+        for v in set(flat).difference(known):
+            known[v] = len(known)
+        values = np.fromiter(map(known.__getitem__, flat), np.int64, len(flat))
+        rows = np.repeat(np.arange(first, first + len(lists), dtype=np.int64), lens)
+        self.indptr = np.concatenate([self.indptr, self.indptr[-1] + np.cumsum(lens)])
+        self.values = np.concatenate([self.values, values])
+        self.lens = np.concatenate([self.lens, lens])
+        self.keys = np.concatenate([self.keys, np.sort(rows * _SHIFT + values)])
+
+    def elements(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(k, flat)``: for every element of the sets of ``rows``, its position ``k`` in ``rows`` and
+        its index into :attr:`values`."""
+        lens = self.lens[rows]
+        ends = np.cumsum(lens)
+        k = np.repeat(np.arange(len(rows)), lens)
+        return k, np.repeat(self.indptr[rows] - (ends - lens), lens) + np.arange(int(ends[-1]) if len(ends) else 0)
+
+    def contains(self, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Bool per element: ``values[i]`` is in the set of row ``rows[i]``."""
+        if not len(self.keys) or not len(values):
+            return np.zeros(len(values), bool)
+        q = rows.astype(np.int64) * _SHIFT + values
+        at = np.minimum(np.searchsorted(self.keys, q), len(self.keys) - 1)
+        return self.keys[at] == q
+
+
+class _Signatures:
+    """Small integer ids of hashable values (0 for an empty one), so that a per-pair function of two
+    values is computed once per distinct pair of ids."""
+
+    def __init__(self) -> None:
+        self.ids: dict = {}
+        self.values: list = [None]
+        self.pairs: dict[tuple[int, int], bool] = {}
+
+    def id(self, value) -> int:
+        if not value:
+            return 0
+        i = self.ids.get(value)
+        if i is None:
+            i = self.ids[value] = len(self.values)
+            self.values.append(value)
+        return i
+
+    def apply(self, fn, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``fn(value of a[i], value of b[i])`` as bools, 0 ids (empty values) False without a call."""
+        out = np.zeros(len(a), bool)
+        live = np.flatnonzero((a > 0) & (b > 0))
+        if not len(live):
+            return out
+        codes = a[live].astype(np.int64) * _SHIFT + b[live]
+        uc, inv = np.unique(codes, return_inverse=True)
+        memo, vals = self.pairs, self.values
+        res = np.empty(len(uc), bool)
+        for k, c in enumerate(uc.tolist()):
+            key = (c >> 32, c & 0xFFFFFFFF)
+            r = memo.get(key)
+            if r is None:
+                r = memo[key] = bool(fn(vals[key[0]], vals[key[1]]))
+            res[k] = r
+        out[live] = res[inv]
         return out
-    cos = np.maximum(np.asarray(cosines, np.float32), 0.0)
-    out[:, _IDX["cosine"]] = cos
-    ka, kb = [p.key for p in pa], [p.key for p in pb]
-    out[:, _IDX["token_set"]] = process.cpdist(ka, kb, scorer=fuzz.token_set_ratio, dtype=np.float32) / 100
-    out[:, _IDX["token_sort"]] = process.cpdist(ka, kb, scorer=fuzz.token_sort_ratio, dtype=np.float32) / 100
-    for i in range(n):
-        _set_features(pa[i], pb[i], out[i])
-    for s in range(0, n, CHUNK):
-        _word_features(pa[s:s + CHUNK], pb[s:s + CHUNK], out[s:s + CHUNK])
-    f = out
+
+
+_NUMBERS = _Signatures()  # (numbers, numerals)
+_POLE_SETS = _Signatures()  # poles
+
+
+def _numbers_differ(x: tuple, y: tuple) -> bool:
+    """A number differs when each side has one the other lacks, with units normalised and as written
+    ("10 seconds" / "10 * time.Second", "15 minutes" / "900 s" agree; "3 replicas" / "5 replicas" do not)."""
+    return bool(quantities_differ(x[0], y[0]) and x[1] - y[1] and y[1] - x[1])
+
+
+def _antonym(pa: frozenset, pb: frozenset) -> bool:
+    """An antonym axis (:data:`POLAR_WORDS`) on which the two sides take different poles."""
+    axes_a: dict[str, set[int]] = {}
+    for axis, pole in pa:
+        axes_a.setdefault(axis, set()).add(pole)
+    return any(axis in axes_a and pole not in axes_a[axis] for axis, pole in pb)
+
+
+class ProfileTable:
+    """:class:`Profile` rows as arrays, so that the features of many pairs are computed at once by row
+    index (:meth:`features`). Rows are only appended (:meth:`extend`); ``texts[row]`` is the statement.
+
+    Per row: the match key, text length, flags (exclusive wording, negations, numbers); the first
+    :data:`MAX_WORDS` content words as :func:`~memtui.similarity.embed.word_table` rows, stem ids,
+    rarity weights and slot flags, padded to ``K`` (``nwords`` valid); the weighted prose vector (the
+    words around the slots, float32 256) and its norm; and as :class:`_Sets` its identifier keys (with
+    their stems), joined word pairs, stems, names (with their stems), negated and other stems.
+    """
+
+    def __init__(self, profiles: Sequence[Profile] = ()) -> None:
+        self.texts: list[str] = []
+        self.keys: list[str] = []
+        self._profiles: list[Profile | None] = []
+        self._an: dict[int, Analyzed] = {}
+        self.length = np.zeros(0, np.int64)
+        self.exclusive = np.zeros(0, bool)
+        self.negations = np.zeros(0, np.int64)
+        self.has_numbers = np.zeros(0, bool)
+        self.numsig = np.zeros(0, np.int64)
+        self.polesig = np.zeros(0, np.int64)
+        self.split_negation = np.zeros(0, bool)  # negated_stems is not None
+        self.K = 0
+        self.nwords = np.zeros(0, np.int64)
+        self.words = np.zeros((0, 0), np.int32)
+        self.stems_k = np.zeros((0, 0), np.int32)
+        self.weights = np.zeros((0, 0), np.float32)
+        self.slot = np.zeros((0, 0), bool)
+        self.has_rest = np.zeros(0, bool)  # a valid word that is no slot filler
+        self.prose = np.zeros((0, DIM), np.float32)
+        self.prose_norm = np.zeros(0, np.float32)
+        self.ids, self.ids_stem, self.ids_or_joined = _Sets(), _Sets(), _Sets()
+        self.joined, self.stems, self.names, self.names_stem, self.names_or_joined = \
+            _Sets(), _Sets(), _Sets(), _Sets(), _Sets()
+        self.negated, self.unnegated = _Sets(), _Sets()
+        if profiles:
+            self.extend(profiles)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def extend(self, profiles: Sequence[Profile], keep: bool = True) -> np.ndarray:
+        """Append ``profiles``; returns their rows. ``keep``: hold the profile objects (for
+        :meth:`profile`; else it is recomputed from the text when asked)."""
+        first = len(self.texts)
+        ps = list(profiles)
+        n = len(ps)
+        self.texts.extend(p.text for p in ps)
+        self.keys.extend(p.key for p in ps)
+        self._profiles.extend(ps if keep else [None] * n)
+        cat = np.concatenate
+        self.length = cat([self.length, np.fromiter((len(p.text) for p in ps), np.int64, n)])
+        self.exclusive = cat([self.exclusive, np.fromiter((p.exclusive for p in ps), bool, n)])
+        self.negations = cat([self.negations, np.fromiter((p.negations for p in ps), np.int64, n)])
+        self.has_numbers = cat([self.has_numbers, np.fromiter((bool(p.numbers) for p in ps), bool, n)])
+        self.numsig = cat([self.numsig, np.fromiter(
+            (_NUMBERS.id((p.numbers, p.numerals) if p.numbers else None) for p in ps), np.int64, n)])
+        self.polesig = cat([self.polesig, np.fromiter((_POLE_SETS.id(p.poles) for p in ps), np.int64, n)])
+        self.split_negation = cat([self.split_negation, np.fromiter((p.negated_stems is not None for p in ps),
+                                                                    bool, n)])
+        # words
+        nw = np.fromiter((min(len(p.words), MAX_WORDS) for p in ps), np.int64, n)
+        K = max(self.K, int(nw.max()) if n else 0)
+        if K > self.K:
+            pad = K - self.K
+            self.words = np.pad(self.words, ((0, 0), (0, pad)))
+            self.stems_k = np.pad(self.stems_k, ((0, 0), (0, pad)), constant_values=-1)
+            self.weights = np.pad(self.weights, ((0, 0), (0, pad)))
+            self.slot = np.pad(self.slot, ((0, 0), (0, pad)))
+            self.K = K
+        valid = np.arange(K)[None, :] < nw[:, None]
+        words = np.zeros((n, K), np.int32)
+        stems = np.full((n, K), -1, np.int32)
+        weights = np.zeros((n, K), np.float32)
+        slot = np.zeros((n, K), bool)
+        live = [p for p in ps if p.words]
+        if live:
+            rows = [p.rows() for p in live]
+            words[valid] = np.concatenate([r[0][:K] for r in rows])
+            stems[valid] = np.concatenate([r[1][:K] for r in rows])
+            weights[valid] = np.concatenate([p.weights[:K] for p in live])
+            slot[valid] = np.concatenate([p.slot[:K] for p in live])
+        self.nwords = cat([self.nwords, nw])
+        self.words, self.stems_k = cat([self.words, words]), cat([self.stems_k, stems])
+        self.weights, self.slot = cat([self.weights, weights]), cat([self.slot, slot])
+        rest = valid & ~slot
+        self.has_rest = cat([self.has_rest, rest.any(axis=1)])
+        table = word_table()
+        prose = np.zeros((n, DIM), np.float32)
+        step = max(1, (1 << 20) // max(K * DIM, 1))
+        for s in range(0, n, step):
+            prose[s:s + step] = np.einsum("nk,nkd->nd", (weights * rest)[s:s + step], table[words[s:s + step]])
+        self.prose = cat([self.prose, prose])
+        self.prose_norm = cat([self.prose_norm, np.linalg.norm(prose, axis=1)])
+        # sets (of strings; interned by _Sets)
+        self.ids.extend([p.ids for p in ps])
+        self.ids_stem.extend([[stem(i) for i in p.ids] for p in ps])
+        self.ids_or_joined.extend([p.ids | p.joined for p in ps])
+        self.joined.extend([p.joined for p in ps])
+        self.stems.extend([p.stems for p in ps])
+        self.names.extend([p.names for p in ps])
+        self.names_stem.extend([[stem(x) for x in p.names] for p in ps])
+        self.names_or_joined.extend([p.names | p.joined for p in ps])
+        self.negated.extend([p.negated_stems if p.negated_stems is not None else () for p in ps])
+        self.unnegated.extend([p.stems - p.negated_stems if p.negated_stems is not None else () for p in ps])
+        return np.arange(first, first + n, dtype=np.int64)
+
+    def profile(self, row: int) -> Profile:
+        p = self._profiles[row]
+        if p is None:
+            p = profile(self.texts[row])
+        return p
+
+    def analyzed(self, row: int) -> Analyzed:
+        """The lexical rules' analysis of row ``row`` (cached)."""
+        p = self._profiles[row]
+        if p is not None:
+            return p.analyzed()
+        an = self._an.get(row)
+        if an is None:
+            an = self._an[row] = analyze(self.texts[row])
+        return an
+
+    # -- features ----------------------------------------------------------------------------------------
+
+    def lexical(self, ia: np.ndarray, ib: np.ndarray, workers: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """``(token_set, token_sort)`` ratios of the match keys of the pairs, float32 0-100."""
+        ka, kb = [self.keys[i] for i in ia.tolist()], [self.keys[i] for i in ib.tolist()]
+        if not ka:
+            return np.zeros(0, np.float32), np.zeros(0, np.float32)
+        return (process.cpdist(ka, kb, scorer=fuzz.token_set_ratio, dtype=np.float32, workers=workers),
+                process.cpdist(ka, kb, scorer=fuzz.token_sort_ratio, dtype=np.float32, workers=workers))
+
+    def set_features(self, ia: np.ndarray, ib: np.ndarray, out: np.ndarray) -> None:
+        """The features read from the rows' sets (identifiers, names, numbers, negation, poles) and
+        lengths, into the columns of ``out`` (rows parallel to ``ia``/``ib``)."""
+        n = len(ia)
+        if not n:
+            return
+
+        def count(fam: _Sets, rows: np.ndarray, others: np.ndarray, hit) -> np.ndarray:
+            k, flat = fam.elements(rows)
+            return np.bincount(k, weights=hit(others[k], flat), minlength=len(rows))
+
+        def unmatched(fam: _Sets, fam_stem: _Sets, in_other: _Sets, rows, others):
+            # elements of one side the other names in no form: not in ``in_other``, stem not among its stems
+            return count(fam, rows, others, lambda o, f: ~in_other.contains(o, fam.values[f])
+                         & ~self.stems.contains(o, fam_stem.values[f]))
+
+        ids_a = unmatched(self.ids, self.ids_stem, self.ids_or_joined, ia, ib) > 0
+        ids_b = unmatched(self.ids, self.ids_stem, self.ids_or_joined, ib, ia) > 0
+        shared_ids = (count(self.ids, ia, ib, lambda o, f: self.ids_or_joined.contains(o, self.ids.values[f])) > 0) | (
+            count(self.ids, ib, ia, lambda o, f: self.joined.contains(o, self.ids.values[f])) > 0)
+        na_, nb_ = self.negations[ia] > 0, self.negations[ib] > 0
+        neg = na_ != nb_
+        split = np.flatnonzero(neg & self.split_negation[np.where(na_, ia, ib)])
+        if len(split):  # a negated clause counts only when the other side is closer to it than to the rest
+            nrow = np.where(na_[split], ia[split], ib[split])
+            orow = np.where(na_[split], ib[split], ia[split])
+            close = count(self.negated, nrow, orow, lambda o, f: self.stems.contains(o, self.negated.values[f]))
+            rest = count(self.unnegated, nrow, orow, lambda o, f: self.stems.contains(o, self.unnegated.values[f]))
+            neg[split] = close > rest
+        numbers_differ = _NUMBERS.apply(_numbers_differ, self.numsig[ia], self.numsig[ib])
+        antonym = _POLE_SETS.apply(_antonym, self.polesig[ia], self.polesig[ib])
+        names_a = unmatched(self.names, self.names_stem, self.names_or_joined, ia, ib)
+        names_b = unmatched(self.names, self.names_stem, self.names_or_joined, ib, ia)
+        inter = count(self.stems, ia, ib, lambda o, f: self.stems.contains(o, self.stems.values[f]))
+        union = self.stems.lens[ia] + self.stems.lens[ib] - inter
+        la, lb = self.length[ia], self.length[ib]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[:, _IDX["stem_jaccard"]] = np.where(union > 0, inter / np.maximum(union, 1), 0.0)
+        out[:, _IDX["shared_identifier"]] = shared_ids
+        out[:, _IDX["differing_identifiers"]] = ids_a & ids_b
+        out[:, _IDX["negation_asymmetry"]] = neg
+        out[:, _IDX["numbers_differ"]] = numbers_differ
+        out[:, _IDX["number_one_side"]] = self.has_numbers[ia] != self.has_numbers[ib]
+        out[:, _IDX["antonym"]] = antonym
+        out[:, _IDX["exclusive_slot"]] = self.exclusive[ia] | self.exclusive[ib]
+        # one name swapped for another (a slot filled differently), not two lists of names
+        out[:, _IDX["names_differ"]] = (names_a == 1) & (names_b == 1)
+        out[:, _IDX["shared_name"]] = count(self.names, ia, ib,
+                                            lambda o, f: self.names.contains(o, self.names.values[f])) > 0
+        out[:, _IDX["length_ratio"]] = np.minimum(la, lb) / np.maximum(np.maximum(la, lb), 1)
+        out[:, _IDX["identifier_one_side"]] = ids_a != ids_b
+
+    def word_features(self, ia: np.ndarray, ib: np.ndarray, out: np.ndarray) -> None:
+        """Alignment features (rows of ``out``): each word's best cosine on the other side (1 for the same
+        stem), plain and weighted by rarity, over all words and over the words around the slots (names,
+        identifiers, numbers); the prose cosine of the weighted word vectors around the slots. A batch's
+        distinct words are compared once (one matrix product) and gathered per pair."""
+        n = len(ia)
+        if not n or not self.K:
+            return
+        Ka_all, Kb_all = self.nwords[ia], self.nwords[ib]
+        s = 0
+        while s < n:  # batches of at most CHUNK_CELLS gathered cells (the longest statements set the width)
+            e = min(n, s + max(1, CHUNK_CELLS // max(1, int(Ka_all[s:s + 4096].max(initial=1))
+                                                       * int(Kb_all[s:s + 4096].max(initial=1)))))
+            self._word_chunk(ia[s:e], ib[s:e], out[s:e])
+            s = e
+        dot = np.einsum("nd,nd->n", self.prose[ia], self.prose[ib])
+        has_r = (Ka_all > 0) & (Kb_all > 0) & self.has_rest[ia] & self.has_rest[ib]
+        prose = dot / np.maximum(self.prose_norm[ia] * self.prose_norm[ib], 1e-9)
+        out[:, _IDX["prose_cosine"]] = np.maximum(np.where(has_r, prose, 0.0), 0.0)
+
+    def _word_chunk(self, ia: np.ndarray, ib: np.ndarray, out: np.ndarray) -> None:
+        Ka, Kb = int(self.nwords[ia].max()), int(self.nwords[ib].max())
+        if not Ka or not Kb:
+            return
+        wa, wb = self.words[ia, :Ka], self.words[ib, :Kb]
+        sa, sb = self.stems_k[ia, :Ka], self.stems_k[ib, :Kb].copy()
+        ga, gb = self.weights[ia, :Ka], self.weights[ib, :Kb]
+        slota, slotb = self.slot[ia, :Ka], self.slot[ib, :Kb]
+        va = np.arange(Ka)[None, :] < self.nwords[ia][:, None]
+        vb = np.arange(Kb)[None, :] < self.nwords[ib][:, None]
+        sb[~vb] = -2  # padding on the two sides never shares a stem
+        # the batch's distinct words, compared once; padding is the extra last index (cosine -inf)
+        table = word_table()
+        used = np.zeros(len(table), bool)
+        used[wa[va]] = True
+        used[wb[vb]] = True
+        u = np.flatnonzero(used)
+        lut = np.zeros(len(table), np.int64)
+        lut[u] = np.arange(len(u))
+        U = len(u) + 1
+        sim = np.full((U, U), -np.inf, np.float32)
+        V = table[u]
+        sim[:-1, :-1] = V @ V.T
+        la = np.where(va, lut[wa], U - 1)
+        lb = np.where(vb, lut[wb], U - 1)
+        S = sim.ravel()[la[:, :, None] * U + lb[:, None, :]]  # (n, Ka, Kb); -inf on padding
+        np.putmask(S, sa[:, :, None] == sb[:, None, :], np.float32(1.0))  # one stem: "session" / "sessions"
+        has = va.any(axis=1) & vb.any(axis=1)
+        na, nb = va.sum(axis=1), vb.sum(axis=1)
+        ma, mb = S.max(axis=2), S.max(axis=1)  # (n, Ka), (n, Kb); -inf on padding
+        ma0, mb0 = np.where(va, ma, 0.0), np.where(vb, mb, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            align = (ma0.sum(axis=1) / na + mb0.sum(axis=1) / nb) / 2
+            worst = np.minimum(np.where(va, ma, np.inf).min(axis=1), np.where(vb, mb, np.inf).min(axis=1))
+            ua, ub = (va & (ma < ALIGNED)).sum(axis=1), (vb & (mb < ALIGNED)).sum(axis=1)
+            unaligned = (ua + ub) / (na + nb)
+            substitution = (ua > 0) & (ub > 0) & (ua + ub <= 4)
+            walign = ((ma0 * ga).sum(axis=1) / ga.sum(axis=1) + (mb0 * gb).sum(axis=1) / gb.sum(axis=1)) / 2
+            wmiss = ((ga * (va & (ma < ALIGNED))).sum(axis=1) + (gb * (vb & (mb < ALIGNED))).sum(axis=1)) / (
+                ga.sum(axis=1) + gb.sum(axis=1))
+            # the words around the slots: the same subject and predicate?
+            ra, rb = va & ~slota, vb & ~slotb
+            has_r = has & ra.any(axis=1) & rb.any(axis=1)
+            Sr = np.where(ra[:, :, None] & rb[:, None, :], S, -np.inf)
+            mra, mrb = Sr.max(axis=2), Sr.max(axis=1)
+            residual = (np.where(ra, mra, 0.0).sum(axis=1) / ra.sum(axis=1)
+                        + np.where(rb, mrb, 0.0).sum(axis=1) / rb.sum(axis=1)) / 2
+        z = lambda x, ok=has: np.where(ok, x, 0.0)  # noqa: E731  (pairs without words on a side: 0)
+        out[:, _IDX["align_mean"]] = z(align)
+        out[:, _IDX["align_min"]] = z(worst)
+        out[:, _IDX["unaligned"]] = z(unaligned)
+        out[:, _IDX["substitution"]] = z(substitution)
+        out[:, _IDX["weighted_align"]] = z(walign)
+        out[:, _IDX["weighted_unaligned"]] = z(wmiss)
+        out[:, _IDX["residual_align"]] = z(residual, has_r)
+
+    def features(self, ia, ib, cosines, lexical: tuple[np.ndarray, np.ndarray] | None = None,
+                 workers: int = 1) -> np.ndarray:
+        """Feature rows of the row pairs ``(ia[i], ib[i])`` with embedding cosines: float32
+        ``(len(ia), len(FEATURES))``. ``lexical``: their ``(token_set, token_sort)`` ratios (0-100) when
+        already computed (:meth:`lexical`)."""
+        ia, ib = np.asarray(ia, np.int64), np.asarray(ib, np.int64)
+        out = np.zeros((len(ia), len(FEATURES)), np.float32)
+        if not len(ia):
+            return out
+        cos = np.maximum(np.asarray(cosines, np.float32), 0.0)
+        out[:, _IDX["cosine"]] = cos
+        tset, tsort = lexical if lexical is not None else self.lexical(ia, ib, workers)
+        out[:, _IDX["token_set"]] = tset / 100
+        out[:, _IDX["token_sort"]] = tsort / 100
+        self.set_features(ia, ib, out)
+        self.word_features(ia, ib, out)
+        _combine(out)
+        return out
+
+
+def _combine(f: np.ndarray) -> None:
+    """The interaction and threshold columns of feature rows ``f`` from their base columns."""
+    cos = f[:, _IDX["cosine"]]
     neg, num, ant = f[:, _IDX["negation_asymmetry"]], f[:, _IDX["numbers_differ"]], f[:, _IDX["antonym"]]
     names, ids, res = f[:, _IDX["names_differ"]], f[:, _IDX["differing_identifiers"]], f[:, _IDX["residual_align"]]
     sub, align = f[:, _IDX["substitution"]], f[:, _IDX["align_mean"]]
@@ -271,112 +626,35 @@ def pair_feature_matrix(pa: Sequence[Profile], pb: Sequence[Profile], cosines) -
     f[:, _IDX["residual_over_80"]] = res >= 0.8
     f[:, _IDX["weighted_align_x_cosine"]] = f[:, _IDX["weighted_align"]] * cos
     f[:, _IDX["prose_x_cosine"]] = f[:, _IDX["prose_cosine"]] * cos
-    return out
 
 
-def _set_features(pa: Profile, pb: Profile, row: np.ndarray) -> None:
-    """The features of one pair read from its sets (identifiers, names, numbers, negation, poles)."""
-    shared_ids = (pa.ids & pb.ids) | (pa.ids & pb.joined) | (pb.ids & pa.joined)
-    ids_a = _ids_unmatched(pa.ids, pb) if pa.ids else ()
-    ids_b = _ids_unmatched(pb.ids, pa) if pb.ids else ()
-    neg = (pa.negations > 0) != (pb.negations > 0)
-    if neg:  # a negated clause counts only when the other side is closer to it than to the rest
-        n, o = (pa, pb) if pa.negations else (pb, pa)
-        if n.negated_stems is not None:
-            neg = len(n.negated_stems & o.stems) > len((n.stems - n.negated_stems) & o.stems)
-    na, nb = pa.numbers, pb.numbers
-    # a number differs when each side has one the other lacks, with units normalised and as written
-    # ("10 seconds" / "10 * time.Second", "15 minutes" / "900 s" agree; "3 replicas" / "5 replicas" do not)
-    numbers_differ = bool(quantities_differ(na, nb) and pa.numerals - pb.numerals and pb.numerals - pa.numerals)
-    antonym = False
-    if pa.poles and pb.poles:
-        axes_a: dict[str, set[int]] = {}
-        for axis, pole in pa.poles:
-            axes_a.setdefault(axis, set()).add(pole)
-        antonym = any(axis in axes_a and pole not in axes_a[axis] for axis, pole in pb.poles)
-    # one name swapped for another (a slot filled differently), not two lists of names
-    names_differ = len(_names_unmatched(pa.names, pb)) == 1 == len(_names_unmatched(pb.names, pa))
-    union = len(pa.stems | pb.stems)
-    la, lb = len(pa.text), len(pb.text)
-    row[_IDX["stem_jaccard"]] = len(pa.stems & pb.stems) / union if union else 0.0
-    row[_IDX["shared_identifier"]] = bool(shared_ids)
-    row[_IDX["differing_identifiers"]] = bool(ids_a and ids_b)
-    row[_IDX["negation_asymmetry"]] = neg
-    row[_IDX["numbers_differ"]] = numbers_differ
-    row[_IDX["number_one_side"]] = bool(na) != bool(nb)
-    row[_IDX["antonym"]] = antonym
-    row[_IDX["exclusive_slot"]] = pa.exclusive or pb.exclusive
-    row[_IDX["names_differ"]] = names_differ
-    row[_IDX["shared_name"]] = bool(pa.names & pb.names)
-    row[_IDX["length_ratio"]] = min(la, lb) / max(la, lb, 1)
-    row[_IDX["identifier_one_side"]] = bool(ids_a) != bool(ids_b)
+def table_of(pa: Sequence[Profile], pb: Sequence[Profile]) -> tuple[ProfileTable, np.ndarray, np.ndarray]:
+    """A :class:`ProfileTable` of the distinct profiles (by identity) of two parallel lists, and the rows
+    of ``pa[i]`` and ``pb[i]`` in it."""
+    seen: dict[int, int] = {}
+    uniq: list[Profile] = []
+
+    def row(p: Profile) -> int:
+        r = seen.get(id(p))
+        if r is None:
+            r = seen[id(p)] = len(uniq)
+            uniq.append(p)
+        return r
+
+    ia = np.fromiter((row(p) for p in pa), np.int64, len(pa))
+    ib = np.fromiter((row(p) for p in pb), np.int64, len(pb))
+    return ProfileTable(uniq), ia, ib
 
 
-def _pad(profiles: Sequence[Profile], K: int):
-    """Padded ``(n, K)`` word rows, stem ids (-1 padding), weights (0) and slot flags, and the valid mask."""
-    n = len(profiles)
-    lens = np.fromiter((min(len(p.words), K) for p in profiles), np.int64, n)
-    valid = np.arange(K)[None, :] < lens[:, None]
-    words = np.zeros((n, K), np.int32)
-    stems = np.full((n, K), -1, np.int32)
-    weights = np.zeros((n, K), np.float32)
-    slot = np.zeros((n, K), bool)
-    live = [p for p in profiles if p.words]
-    if live:
-        rows = [p.rows() for p in live]
-        words[valid] = np.concatenate([r[0][:K] for r in rows])
-        stems[valid] = np.concatenate([r[1][:K] for r in rows])
-        weights[valid] = np.concatenate([p.weights[:K] for p in live])
-        slot[valid] = np.concatenate([p.slot[:K] for p in live])
-    return words, stems, weights, slot, valid
+def pair_features(pa: Profile, pb: Profile, cosine: float) -> np.ndarray:
+    """The feature vector of one pair (float32, ``len(FEATURES)``): :func:`pair_feature_matrix` of it."""
+    return pair_feature_matrix([pa], [pb], [cosine])[0]
 
 
-def _word_features(pa: Sequence[Profile], pb: Sequence[Profile], out: np.ndarray) -> None:
-    """Alignment features of a batch of pairs (rows of ``out``), from one padded matrix product: each
-    word's best cosine on the other side (1 for the same stem), plain and weighted by rarity, over all
-    words and over the words around the slots (names, identifiers, numbers)."""
-    Ka = min(MAX_WORDS, max(len(p.words) for p in pa))
-    Kb = min(MAX_WORDS, max(len(p.words) for p in pb))
-    if not Ka or not Kb:
-        return
-    wa, sa, ga, slota, va = _pad(pa, Ka)
-    wb, sb, gb, slotb, vb = _pad(pb, Kb)
-    table = word_table()
-    A, B = table[wa], table[wb]  # (n, K, 256)
-    S = np.matmul(A, B.transpose(0, 2, 1))  # (n, Ka, Kb)
-    S[(sa[:, :, None] == sb[:, None, :]) & va[:, :, None]] = 1.0  # one stem: "session" / "sessions"
-    both = va[:, :, None] & vb[:, None, :]
-    S[~both] = -np.inf
-    has = va.any(axis=1) & vb.any(axis=1)
-    na, nb = va.sum(axis=1), vb.sum(axis=1)
-    ma, mb = S.max(axis=2), S.max(axis=1)  # (n, Ka), (n, Kb); -inf on padding
-    ma0, mb0 = np.where(va, ma, 0.0), np.where(vb, mb, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        align = (ma0.sum(axis=1) / na + mb0.sum(axis=1) / nb) / 2
-        worst = np.minimum(np.where(va, ma, np.inf).min(axis=1), np.where(vb, mb, np.inf).min(axis=1))
-        ua, ub = (va & (ma < ALIGNED)).sum(axis=1), (vb & (mb < ALIGNED)).sum(axis=1)
-        unaligned = (ua + ub) / (na + nb)
-        substitution = (ua > 0) & (ub > 0) & (ua + ub <= 4)
-        walign = ((ma0 * ga).sum(axis=1) / ga.sum(axis=1) + (mb0 * gb).sum(axis=1) / gb.sum(axis=1)) / 2
-        wmiss = ((ga * (va & (ma < ALIGNED))).sum(axis=1) + (gb * (vb & (mb < ALIGNED))).sum(axis=1)) / (
-            ga.sum(axis=1) + gb.sum(axis=1))
-        # the words around the slots: the same subject and predicate?
-        ra, rb = va & ~slota, vb & ~slotb
-        has_r = has & ra.any(axis=1) & rb.any(axis=1)
-        Sr = np.where(ra[:, :, None] & rb[:, None, :], S, -np.inf)
-        mra, mrb = Sr.max(axis=2), Sr.max(axis=1)
-        residual = (np.where(ra, mra, 0.0).sum(axis=1) / ra.sum(axis=1)
-                    + np.where(rb, mrb, 0.0).sum(axis=1) / rb.sum(axis=1)) / 2
-        pa_vec = np.einsum("nk,nkd->nd", ga * ra, A)
-        pb_vec = np.einsum("nk,nkd->nd", gb * rb, B)
-        prose = (pa_vec * pb_vec).sum(axis=1) / np.maximum(
-            np.linalg.norm(pa_vec, axis=1) * np.linalg.norm(pb_vec, axis=1), 1e-9)
-    z = lambda x, ok=has: np.where(ok, x, 0.0)  # noqa: E731  (pairs without words on a side: 0)
-    out[:, _IDX["align_mean"]] = z(align)
-    out[:, _IDX["align_min"]] = z(worst)
-    out[:, _IDX["unaligned"]] = z(unaligned)
-    out[:, _IDX["substitution"]] = z(substitution)
-    out[:, _IDX["weighted_align"]] = z(walign)
-    out[:, _IDX["weighted_unaligned"]] = z(wmiss)
-    out[:, _IDX["residual_align"]] = z(residual, has_r)
-    out[:, _IDX["prose_cosine"]] = np.maximum(z(prose, has_r), 0.0)
+def pair_feature_matrix(pa: Sequence[Profile], pb: Sequence[Profile], cosines) -> np.ndarray:
+    """Feature rows of the pairs ``(pa[i], pb[i])`` with embedding cosine ``cosines[i]``: float32
+    ``(len(pa), len(FEATURES))`` (:meth:`ProfileTable.features` over a table of the distinct profiles)."""
+    if not len(pa):
+        return np.zeros((0, len(FEATURES)), np.float32)
+    table, ia, ib = table_of(pa, pb)
+    return table.features(ia, ib, cosines)

@@ -24,7 +24,8 @@ from typing import Sequence
 
 import numpy as np
 
-from memtui.similarity.features import CONTRADICTION_INDEX, CONTRADICTIONS, FEATURES, VETO_INDEX, LABELS, Profile, pair_feature_matrix, profile
+from memtui.similarity.features import (CONTRADICTION_INDEX, CONTRADICTIONS, FEATURES, LABELS, VETO_INDEX, Profile,
+                                        ProfileTable, _combine, profile, table_of)
 
 MODEL_PATH = Path(__file__).with_name("scorer_model.json")
 CLASSES = ("duplicate", "conflict", "neither")
@@ -72,12 +73,12 @@ def uncertain_duplicates(P: np.ndarray, m: Model | None = None) -> np.ndarray:
     return (P[:, 0] >= m.duplicate_threshold) & (P[:, 0] < m.duplicate_guard_below)
 
 
-def guard_refuses(pa: Sequence[Profile], pb: Sequence[Profile], rows: np.ndarray) -> np.ndarray:
-    """Bool per row of ``rows``: the lexical guard names a material difference between the profiles."""
+def guard_refuses(table: ProfileTable, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    """Bool per pair of table rows: the lexical guard names a material difference between them."""
     from memtui.similarity.statements import material_difference_analyzed
 
-    return np.array([material_difference_analyzed(pa[i].analyzed(), pb[i].analyzed()) is not None
-                     for i in rows.tolist()], bool)
+    return np.array([material_difference_analyzed(table.analyzed(a), table.analyzed(b)) is not None
+                     for a, b in zip(ia.tolist(), ib.tolist())], bool)
 
 
 def decide(X: np.ndarray, P: np.ndarray, m: Model | None = None, refused: np.ndarray | None = None) -> np.ndarray:
@@ -132,9 +133,10 @@ def judge_profiles(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequen
     """Verdicts of the pairs ``(pa[i], pb[i])`` whose embedding cosine is ``cosines[i]``."""
     if not len(pa):
         return []
-    X = pair_feature_matrix(pa, pb, cosines)
+    table, ia, ib = table_of(pa, pb)
+    X = table.features(ia, ib, cosines)
     m = model()
-    return verdicts_of_rows(X, _refused(pa, pb, probabilities(X, m), m), m)
+    return verdicts_of_rows(X, _refused(table, ia, ib, probabilities(X, m), m), m)
 
 
 def verdicts_of_rows(X: np.ndarray, refused: np.ndarray, m: Model | None = None) -> list[Verdict]:
@@ -147,25 +149,57 @@ def verdicts_of_rows(X: np.ndarray, refused: np.ndarray, m: Model | None = None)
 
 
 def duplicate_scores(pa: Sequence[Profile], pb: Sequence[Profile], cosines: Sequence[float]):
-    """P(duplicate) of each pair as float32 (0 where :func:`decide` calls the pair a conflict, a veto fires
-    or the lexical guard refuses an unsure one) -- the dedupe index's score (x 100) -- with the feature rows
-    ``X`` and the guard's refusals (bool per row) beside them, so a caller can explain a pair later
-    (:func:`verdicts_of_rows`) without scoring it again."""
-    if not len(pa):
-        return np.zeros(0, np.float32), np.zeros((0, len(FEATURES)), np.float32), np.zeros(0, bool)
-    X = pair_feature_matrix(pa, pb, cosines)
+    """:func:`duplicate_scores_of_rows` of the pairs ``(pa[i], pb[i])``."""
+    table, ia, ib = table_of(pa, pb)
+    return duplicate_scores_of_rows(table, ia, ib, np.asarray(cosines, np.float32))
+
+
+def duplicate_scores_of_rows(table: ProfileTable, ia: np.ndarray, ib: np.ndarray, cosines: np.ndarray,
+                             lexical: tuple[np.ndarray, np.ndarray] | None = None, workers: int = 1):
+    """P(duplicate) of each pair of table rows ``(ia[i], ib[i])`` as float32 (0 where :func:`decide` calls
+    the pair a conflict, a veto fires or the lexical guard refuses an unsure one) -- the dedupe index's
+    score (x 100) -- with the feature rows ``X`` and the guard's refusals (bool per row) beside them, so a
+    caller can explain a pair later (:func:`verdicts_of_rows`) without scoring it again. ``lexical``: the
+    pairs' ``(token_set, token_sort)`` ratios when already computed.
+
+    A pair a veto fires on (:data:`~memtui.similarity.features.VETOES`, read from the statements' sets
+    first) scores 0 whatever its other features: only its set features are computed, the rest of its
+    row stays 0 (such rows are never explained)."""
+    n = len(ia)
+    F = len(FEATURES)
+    if not n:
+        return np.zeros(0, np.float32), np.zeros((0, F), np.float32), np.zeros(0, bool)
+    ia, ib = np.asarray(ia, np.int64), np.asarray(ib, np.int64)
+    X = np.zeros((n, F), np.float32)
+    cos = np.maximum(np.asarray(cosines, np.float32), 0.0)
+    X[:, 0] = cos
+    table.set_features(ia, ib, X)
+    live = np.flatnonzero(~(X[:, VETO_INDEX] > 0).any(axis=1))
+    out = np.zeros(n, np.float32)
+    refused = np.zeros(n, bool)
+    if not len(live):
+        return out, X, refused
+    la, lb = ia[live], ib[live]
+    tset, tsort = (lexical[0][live], lexical[1][live]) if lexical is not None else table.lexical(la, lb, workers)
+    Xl = X[live]
+    Xl[:, FEATURES.index("token_set")] = tset / 100
+    Xl[:, FEATURES.index("token_sort")] = tsort / 100
+    table.word_features(la, lb, Xl)
+    _combine(Xl)
+    X[live] = Xl
     m = model()
-    P = probabilities(X, m)
-    refused = _refused(pa, pb, P, m)
-    out = np.where(decide(X, P, m) == 1, 0.0, P[:, 0])
-    out[refused] = 0.0
-    out[(X[:, VETO_INDEX] > 0).any(axis=1)] = 0.0
-    return out.astype(np.float32), X, refused
+    P = probabilities(Xl, m)
+    ref = _refused(table, la, lb, P, m)
+    p = np.where(decide(Xl, P, m) == 1, 0.0, P[:, 0])
+    p[ref] = 0.0
+    out[live] = p
+    refused[live] = ref
+    return out, X, refused
 
 
-def _refused(pa, pb, P: np.ndarray, m: Model) -> np.ndarray:
-    """Bool per pair: never a duplicate. Uncertain (:func:`uncertain_duplicates`) and refused by the
-    lexical guard, or, from the duplicate threshold, about parallel subjects
+def _refused(table: ProfileTable, ia: np.ndarray, ib: np.ndarray, P: np.ndarray, m: Model) -> np.ndarray:
+    """Bool per pair of table rows: never a duplicate. Uncertain (:func:`uncertain_duplicates`) and refused
+    by the lexical guard, or, from the duplicate threshold, about parallel subjects
     (:func:`memtui.similarity.subjects.relation` ``"different"``: ``server/`` and ``mcp_server/``, two
     items of one catalogue; issue 20) -- one rule for the dedupe index, the jobs and proposals."""
     from memtui.similarity.subjects import relation
@@ -173,9 +207,10 @@ def _refused(pa, pb, P: np.ndarray, m: Model) -> np.ndarray:
     out = np.zeros(len(P), bool)
     rows = np.flatnonzero(uncertain_duplicates(P, m))
     if len(rows):
-        out[rows] = guard_refuses(pa, pb, rows)
+        out[rows] = guard_refuses(table, ia[rows], ib[rows])
+    texts = table.texts
     for i in np.flatnonzero((P[:, 0] >= m.duplicate_threshold) & ~out).tolist():
-        out[i] = relation(pa[i].text, pb[i].text) == "different"
+        out[i] = relation(texts[ia[i]], texts[ib[i]]) == "different"
     return out
 
 

@@ -19,11 +19,11 @@ from memtui.similarity.statements import Analyzed, analyze, material_difference_
 from memtui.maintenance.dedupe_index.candidates import BlockedNeighbours, CharNgramTfidf, _unique_inverse
 from memtui.maintenance.dedupe_index.model import (DEFAULT_THRESHOLD, Cluster, DedupeConfig, DedupeItem, Guard,
                                                   _no_guard, pair_key)
-from memtui.maintenance.dedupe_index.scoring import _can_fork_work, guard_pairs, pair_scores, score_keys
+from memtui.maintenance.dedupe_index.scoring import _can_fork_work, guard_pairs, pair_lexical, pair_scores, score_keys
 from memtui.similarity.candidates import knn_pairs
 from memtui.similarity.embed import DIM, embed
-from memtui.similarity.features import Profile, prime, profile, profiles
-from memtui.similarity.scorer import duplicate_scores, judge_profiles, verdicts_of_rows
+from memtui.similarity.features import ProfileTable, prime, profiles
+from memtui.similarity.scorer import duplicate_scores_of_rows, judge_profiles, verdicts_of_rows
 from memtui.similarity.scorer import model as scorer_model
 from memtui.similarity.text import fingerprint_of_normalized, key_of_normalized
 
@@ -38,7 +38,7 @@ class _Unit:
     its statement, the one the guard analyses -- always the item ranked first by :func:`_rep_rank`, so
     ``add`` and ``remove`` keep the choice a full build would make."""
 
-    __slots__ = ("row", "block", "norm", "items", "rep", "text", "key", "fp", "fpk", "_an", "_prof")
+    __slots__ = ("row", "block", "norm", "items", "rep", "text", "key", "fp", "fpk", "_an")
 
     def __init__(self, row: int, block: int, norm: str, item: DedupeItem):
         self.row = row
@@ -51,13 +51,6 @@ class _Unit:
         self.fp = fingerprint_of_normalized(norm)
         self.fpk = -1  # id of (block, fingerprint), set by the index
         self._an: Analyzed | None = None
-        self._prof: Profile | None = None
-
-    @property
-    def profile(self) -> Profile:
-        if self._prof is None:
-            self._prof = profile(self.text)
-        return self._prof
 
     @property
     def analyzed(self) -> Analyzed:
@@ -149,6 +142,9 @@ class DedupeIndex:
         self._vec: CharNgramTfidf | None = None
         self._X: sp.csr_matrix | None = None
         self._E: np.ndarray | None = None  # unit embeddings (learned scorer), one row per unit row
+        self._table = ProfileTable()  # the representatives' profiles (learned scorer), appended only
+        self._trow = np.zeros(0, np.int64)  # table row of each unit row (-1: not profiled yet)
+        self._same_key = np.zeros(0, bool)  # the unit's match key is its profile's (escape-free text)
         self._row_block = np.zeros(0, np.int64)  # block id of each row
         self._row_fp = np.zeros(0, np.int64)  # (block, fingerprint) id of each row
         self._admit = np.zeros(0, np.float32)  # cosine a newcomer needs to enter the row's neighbour list
@@ -230,9 +226,10 @@ class DedupeIndex:
             self._E = embed([u.text for u in units]) if units else np.zeros((0, DIM), np.float32)
             prime([u.text for u in units])
             # every unit that shares its block will be scored: profile them at once, on all processes
-            paired = [u for u in units if len(self._block_units[u.block]) > 1]
-            for u, prof in zip(paired, profiles([u.text for u in paired], cfg.processes)):
-                u._prof = prof
+            self._trow = np.full(len(units), -1, np.int64)
+            self._same_key = np.zeros(len(units), bool)
+            paired = np.array([u.row for u in units if len(self._block_units[u.block]) > 1], np.int64)
+            self._profile_rows(paired)
             clock.lap("embed")
         if not units:
             self._vec = None  # nothing fitted: the next ``add`` builds
@@ -283,6 +280,8 @@ class DedupeIndex:
             self._admit = np.concatenate([self._admit, np.full(len(fresh), self.config.min_cosine, np.float32)])
             if self.config.learned:
                 self._E = np.concatenate([self._E, embed([self._units[r].text for r in fresh.tolist()])])
+                self._trow = np.concatenate([self._trow, np.full(len(fresh), -1, np.int64)])
+                self._same_key = np.concatenate([self._same_key, np.zeros(len(fresh), bool)])
         again, touched = self._requery()
         affected |= touched
         n_pairs, n_guard = self._link(np.array(sorted(set(fresh.tolist()) | again), np.int64))
@@ -382,7 +381,9 @@ class DedupeIndex:
 
     def _set_rep(self, unit: _Unit, item: DedupeItem) -> None:
         """A better representative: its guard results must be recomputed (:meth:`_requery`)."""
-        unit.rep, unit.text, unit._an, unit._prof = item.memory_id, item.statement, None, None
+        unit.rep, unit.text, unit._an = item.memory_id, item.statement, None
+        if unit.row < len(self._trow):
+            self._trow[unit.row] = -1  # profiled again when next scored
         if self._E is not None and unit.row < len(self._E):
             self._E[unit.row] = embed([item.statement])[0]
         self._rep_changed.add(unit.row)
@@ -448,42 +449,73 @@ class DedupeIndex:
 
     # -- candidates and verification ---------------------------------------------------------------------
 
+    def _profile_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Table rows of the unit ``rows`` (profiling, on all processes when many, those without one)."""
+        rows = np.asarray(rows, np.int64)
+        missing = np.unique(rows[self._trow[rows] < 0]) if len(rows) else rows
+        if len(missing):
+            units = self._units
+            texts = [units[r].text for r in missing.tolist()]
+            got = self._table.extend(profiles(texts, self.config.processes), keep=False)
+            self._trow[missing] = got
+            keys = self._table.keys
+            self._same_key[missing] = [units[r].key == keys[t] for r, t in zip(missing.tolist(), got.tolist())]
+        return self._trow[rows]
+
     def _score(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Scores (0-100, float32) of the unit pairs ``(a[i], b[i])``. Learned: 100 x P(duplicate)
+        (:func:`~memtui.similarity.scorer.duplicate_scores_of_rows`) for the pairs whose embedding cosine
+        reaches ``score_min_cosine`` or whose lexical score (:func:`score_keys`: the mean of the token set
+        and token sort ratios of the match keys) reaches ``score_min_lexical``; 0 for the others."""
         units, cfg = self._units, self.config
-        if cfg.learned and len(a) < 64:  # a few pairs (clustering lookups): no thread pool per call
-            lex = np.array([score_keys(units[x].key, units[y].key, cfg) for x, y in zip(a.tolist(), b.tolist())],
-                           np.float32)
-        else:
-            lex = pair_scores([units[r].key for r in a.tolist()], [units[r].key for r in b.tolist()], cfg)
         if not cfg.learned:
-            return lex
-        cos = np.einsum("ij,ij->i", self._E[a], self._E[b])
+            if len(a) < 64:
+                return np.array([score_keys(units[x].key, units[y].key, cfg) for x, y in zip(a.tolist(), b.tolist())],
+                                np.float32)
+            return pair_scores([units[r].key for r in a.tolist()], [units[r].key for r in b.tolist()], cfg)
         out = np.zeros(len(a), np.float32)
+        if not len(a):
+            return out
+        ta, tb = self._profile_rows(a), self._profile_rows(b)
+        workers = cfg.workers if len(a) >= 64 else 1
+        same = self._same_key[a] & self._same_key[b]
+        if same.all():
+            tset, tsort = self._table.lexical(ta, tb, workers)
+        else:
+            tset, tsort = pair_lexical([units[r].key for r in a.tolist()], [units[r].key for r in b.tolist()], workers)
+        lex = (tsort + tset) / np.float32(2)  # score_keys' float32 arithmetic
+        cos = np.einsum("ij,ij->i", self._E[a], self._E[b])
         live = np.flatnonzero((cos >= cfg.score_min_cosine) | (lex >= cfg.score_min_lexical))
-        if len(live):
-            la, lb = a[live], b[live]
-            if _can_fork_work(_learned_chunk, cfg.processes, len(live), 8 * cfg.parallel_min_pairs):
-                p, keep, X, refused = self._fork_scores(la, lb, cos[live])
-            else:
-                p, keep, X, refused = _learned_chunk((self, la, lb, cos[live]))
-            out[live] = 100.0 * p
-            # the rows of pairs that may join a cluster, to explain it without scoring again
-            rows = self._explained
-            for k, x, y in zip(range(len(keep)), la[keep].tolist(), lb[keep].tolist()):
-                rows[(x, y) if x < y else (y, x)] = (X[k], bool(refused[k]))
+        if not len(live):
+            return out
+        la, lb, lexical = a[live], b[live], None
+        if same[live].all():
+            lexical = (tset[live], tsort[live])
+        args = (None, ta[live], tb[live], cos[live], lexical)
+        if _can_fork_work(_learned_chunk, cfg.processes, len(live), 8 * cfg.parallel_min_pairs):
+            p, keep, X, refused = self._fork_scores(*args[1:])
+        else:
+            p, keep, X, refused = _learned_chunk((self, *args[1:]))
+        out[live] = 100.0 * p
+        # the rows of pairs that may join a cluster, to explain it without scoring again
+        rows = self._explained
+        for k, x, y in zip(range(len(keep)), la[keep].tolist(), lb[keep].tolist()):
+            rows[(x, y) if x < y else (y, x)] = (X[k], bool(refused[k]))
         return out
 
-    def _fork_scores(self, a: np.ndarray, b: np.ndarray, cos: np.ndarray):
-        """:func:`_learned_chunk` over ``config.processes`` forked workers (they read this index from the
-        parent's memory; only index arrays go in and scores come out)."""
+    def _fork_scores(self, ta: np.ndarray, tb: np.ndarray, cos: np.ndarray, lexical):
+        """:func:`_learned_chunk` over ``config.processes`` forked workers (they read this index's profile
+        table from the parent's memory; only index arrays go in and scores come out)."""
         from memtui.processes import worker_pool
 
         global _FORKED
-        parts = np.array_split(np.arange(len(a)), self.config.processes * 4)
+        parts = np.array_split(np.arange(len(ta)), self.config.processes * 4)
         _FORKED = self
         try:
             with worker_pool(self.config.processes) as ex:  # the workers end with this process (issue 21 item 7)
-                res = list(ex.map(_learned_chunk, [(None, a[q], b[q], cos[q]) for q in parts]))
+                res = list(ex.map(_learned_chunk, [
+                    (None, ta[q], tb[q], cos[q], None if lexical is None else (lexical[0][q], lexical[1][q]))
+                    for q in parts]))
         finally:
             _FORKED = None
         offsets = np.cumsum([0] + [len(q) for q in parts[:-1]])
@@ -499,8 +531,9 @@ class DedupeIndex:
         hit = self._explained.get((u, v) if u < v else (v, u))
         if hit is not None:
             return verdicts_of_rows(hit[0][None, :], np.array([hit[1]]))[0]
-        a, b = self._units[u], self._units[v]
-        return judge_profiles([a.profile], [b.profile], [float(self._E[u] @ self._E[v])])[0]
+        ta, tb = self._profile_rows(np.array([u, v], np.int64))
+        return judge_profiles([self._table.profile(int(ta))], [self._table.profile(int(tb))],
+                              [float(self._E[u] @ self._E[v])])[0]
 
     def _link(self, q_rows: np.ndarray) -> tuple[int, int]:
         """Find, score and guard the pairs of the units ``q_rows`` against their blocks; returns
@@ -719,6 +752,8 @@ class DedupeIndex:
         for u in seeds:  # units that are gone
             if u not in self._units:
                 self._unit_cluster.pop(u, None)
+        if self.config.learned:
+            self._prescore(comps)
         new: list[Cluster] = []
         for comp in comps:
             if len(comp) == 1 and len(self._units[comp[0]].items) < 2:
@@ -734,6 +769,28 @@ class DedupeIndex:
         changed = sorted((c for c in new if old.get(c.cluster_id) != c), key=lambda c: (c.scope_key, c.type, c.members))
         dropped = sorted(set(old) - {c.cluster_id for c in new})
         return changed, dropped
+
+    def _prescore(self, comps: list[list[int]], max_units: int = 400) -> None:
+        """Score, in one batch, every unit pair of the components (of 3 to ``max_units`` units) that is
+        neither an edge nor cached: the complete-linkage checks and the cluster scores read them (one
+        pair at a time, the learned scorer costs ~0.3 ms a pair; in a batch, microseconds)."""
+        adj, cache = self._adj, self._pair_cache
+        xs: list[int] = []
+        ys: list[int] = []
+        for comp in comps:
+            if not 3 <= len(comp) <= max_units:
+                continue
+            c = sorted(comp)
+            for i, u in enumerate(c):
+                nbrs = adj.get(u, {})
+                for v in c[i + 1:]:
+                    if v not in nbrs and (u, v) not in cache:
+                        xs.append(u)
+                        ys.append(v)
+        if xs:
+            a, b = np.array(xs, np.int64), np.array(ys, np.int64)
+            for uv, sc in zip(zip(xs, ys), self._score(a, b).tolist()):
+                cache[uv] = (sc, True)
 
     def _cluster_component(self, comp: list[int]) -> list[list[int]]:
         """Greedy complete-linkage over one component (see the module docstring). Deterministic: edges in
@@ -843,14 +900,13 @@ _FORKED: "DedupeIndex | None" = None  # the index a forked scoring worker reads 
 
 
 def _learned_chunk(args: tuple):
-    """Learned scores of unit pairs ``(a[i], b[i])`` with embedding cosines ``cos``: ``(P(duplicate) per
-    pair, positions of the pairs at or above the cluster floor, their feature rows, their guard refusals)``.
-    ``args`` is ``(index or None for the forked one, a, b, cos)``."""
-    index, a, b, cos = args
+    """Learned scores of profile-table row pairs ``(ta[i], tb[i])`` with embedding cosines ``cos``:
+    ``(P(duplicate) per pair, positions of the pairs at or above the cluster floor, their feature rows,
+    their guard refusals)``. ``args`` is ``(index or None for the forked one, ta, tb, cos, lexical or
+    None)``."""
+    index, ta, tb, cos, lexical = args
     index = index if index is not None else _FORKED
-    units = index._units
-    p, X, refused = duplicate_scores([units[r].profile for r in a.tolist()], [units[r].profile for r in b.tolist()],
-                                     cos.tolist())
+    p, X, refused = duplicate_scores_of_rows(index._table, ta, tb, cos, lexical)
     keep = np.flatnonzero(p * 100.0 >= index.config.cluster_floor)
     return p, keep, X[keep], refused[keep]
 

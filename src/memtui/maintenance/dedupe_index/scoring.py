@@ -8,7 +8,7 @@ from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from rapidfuzz import process
+from rapidfuzz import fuzz, process
 
 from memtui.similarity.statements import Analyzed, analyze, material_difference_analyzed
 from memtui.maintenance.dedupe_index.candidates import _unique_inverse
@@ -56,6 +56,12 @@ def pair_scores(keys_a: Sequence[str], keys_b: Sequence[str], config: DedupeConf
         dead[live] = False
         total[dead] *= np.float32(k)  # the first score stands in for the mean where it cannot matter
     return total / np.float32(k)
+
+
+def pair_lexical(keys_a: Sequence[str], keys_b: Sequence[str], workers: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``(token_set_ratio, token_sort_ratio)`` of ``keys_a[i]`` and ``keys_b[i]`` (float32 0-100)."""
+    return (process.cpdist(keys_a, keys_b, scorer=fuzz.token_set_ratio, dtype=np.float32, workers=workers),
+            process.cpdist(keys_a, keys_b, scorer=fuzz.token_sort_ratio, dtype=np.float32, workers=workers))
 
 
 def _block_hits(keys: Sequence[str], cfg: DedupeConfig) -> np.ndarray:
