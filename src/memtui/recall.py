@@ -467,11 +467,41 @@ def _pool_data(session: Session, key: tuple, pool, counter: int) -> _Pool:
         return data
 
 
+def warm(engine: Engine, within: "Scope | None" = None, viewer: Actor | None = None, most: int = 8) -> int:
+    """Read into this process's caches the pools a recall by ``viewer`` will ask for: the store's
+    repositories (inside ``within``, a :class:`memtui.domain.scopes.Scope` or None: all; at most
+    ``most``, the largest first), each with every memory weighed in the repository's scope (or
+    ``within``'s module) and the text index fitted. A server runs it in the background at start
+    (issue 22 item 2); a recall that needs a pool being read waits for it. Returns the number of pools read."""
+    with Session(engine) as session, session.begin():
+        counter = changes.read(session.connection())
+        if not counter:
+            return 0
+        facts = _store_facts(session, counter)
+        repos = [r for r, tenants in facts.tenants.items()
+                 if within is None or ((within.tenant is None or within.tenant in tenants)
+                                       and within.repository in (None, r))]
+        sizes = dict(session.exec(select(Memory.repository_id, func.count()).group_by(Memory.repository_id)).all())
+        repos.sort(key=lambda r: (-sizes.get(r, 0), r))
+        for repo in repos[:most]:
+            module = within.module if within is not None and within.repository == repo else None
+            rscope = RecallScope(repo, module)
+            pool, key = _pool(session, rscope, viewer, facts)
+            data = _pool_data(session, key, pool, counter)
+            weighed = data.scoped(repo, module)
+            for mid in data.ids:
+                if mid not in weighed:
+                    data.weigh_scoped(weighed, mid, repo, module)
+            data.relevant("warm up", {"warm"}, MIN_RELEVANCE)  # the query path's imports
+        return min(len(repos), most)
+
+
 def clear_caches() -> None:
     """Forget every pool and store fact kept in this process (the next recall reads the store)."""
     with _POOLS_LOCK:
         _POOLS.clear()
         _FACTS.clear()
+        _SCOPES.clear()
 
 
 def identifiers(text: str) -> set[str]:
@@ -1031,7 +1061,32 @@ def pack_to_json(pack: RecallPack) -> dict:
     }
 
 
+_SCOPES: dict[tuple, tuple[int, "Scope"]] = {}
+_SCOPES_MAX = 1024
+
+
 def resolve_visible_scope(engine: Engine, text: str, viewer: Actor | None, within=None):
+    """:func:`_resolve_visible_scope`, remembered per store, text, viewer (type and scopes: what
+    visibility reads of it) and ``within`` while the store's change counter stays (a refusal is
+    worked out again each time)."""
+    counter = changes.current(engine)
+    key = (str(engine.url), text, (viewer.type, None if viewer.scopes is None else tuple(viewer.scopes))
+           if viewer else None, within)
+    if counter:
+        with _POOLS_LOCK:
+            kept = _SCOPES.get(key)
+        if kept is not None and kept[0] == counter:
+            return kept[1]
+    scope = _resolve_visible_scope(engine, text, viewer, within)
+    if counter:
+        with _POOLS_LOCK:
+            if len(_SCOPES) >= _SCOPES_MAX:
+                _SCOPES.clear()
+            _SCOPES[key] = (counter, scope)
+    return scope
+
+
+def _resolve_visible_scope(engine: Engine, text: str, viewer: Actor | None, within=None):
     """:func:`resolve_any_scope` for ``viewer`` inside ``within`` (a
     :class:`memtui.domain.scopes.Scope` or None), whose refusals name nothing the viewer may not see
     (issue 21 item 8): a repository that does not exist, lies outside ``within`` or the viewer's

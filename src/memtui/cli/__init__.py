@@ -17,8 +17,8 @@ __all__ = ["app", "main"]
 def _commands():
     """The typer app with every command registered (the order here is the order of ``memtui --help``)."""
     from memtui.cli import (  # noqa: F401, I001
-        store_cmds, review_cmds, maintain_cmds, proposals_cmds, io_cmds, decisions_cmds, reviewers_cmds,
-        check_cmds, safety_cmds, mcp_cmds, api_cmds,
+        store_cmds, review_cmds, maintain_cmds, fix_cmds, proposals_cmds, io_cmds, decisions_cmds,
+        reviewers_cmds, check_cmds, safety_cmds, mcp_cmds, api_cmds,
     )
     from memtui.cli.common import app
 
@@ -73,7 +73,6 @@ def main() -> None:
     else the typer app."""
     from memtui.cli.launch import run_tui, tui_args
     from memtui.domain.integrity import IntegrityKeyError
-    from memtui.store.engine import StoreReadOnly
     from memtui.text import visible
 
     tui = tui_args(sys.argv[1:])
@@ -81,10 +80,15 @@ def main() -> None:
         sys.exit(run_tui(**tui))
     try:
         click_group()(prog_name="memtui")
-    except StoreReadOnly as exc:  # a write a command did not expect to be refused (issue 21 item 7)
-        print(visible(f"memtui: {exc}"), file=sys.stderr)
-        sys.exit(1)
-    except IntegrityKeyError as exc:  # a keyed store written without its key (issue 21 item 6)
+    except Exception as exc:
+        # imported here, not above: SQLAlchemy is not loaded before a command that has no use for it
+        # runs (``memtui mcp`` answers initialize first; issue 22 item 2)
+        from memtui.store.engine import StoreReadOnly
+
+        # StoreReadOnly: a write a command did not expect to be refused (issue 21 item 7);
+        # IntegrityKeyError: a keyed store written without its key (issue 21 item 6)
+        if not isinstance(exc, (StoreReadOnly, IntegrityKeyError)):
+            raise
         print(visible(f"memtui: {exc}"), file=sys.stderr)
         sys.exit(1)
 

@@ -1,6 +1,8 @@
 """``memtui mcp``: serve the store to coding agents over the Model Context Protocol (stdio; issue 12 item 1).
 
-The SDK is imported inside the command, so ``memtui`` starts as fast without it.
+The SDK and the store are loaded in the background while ``initialize`` is answered
+(:mod:`memtui.mcp_server.stdio`; issue 22 item 2), so an agent's session starts at once; nothing heavy
+is imported at module level.
 """
 
 from __future__ import annotations
@@ -25,20 +27,34 @@ def mcp_command(
     db: DbOpt = None,
 ) -> None:
     """An MCP server over stdio: recall, get_memory, report_usage, report_harm (and propose_memory)."""
-    from memtui.recall import RecallError, resolve_any_scope
     from memtui.text import control_problem
 
     actor = actor or _ctx.actor
     if actor is not None and (problem := control_problem("--actor", actor) or (
             None if actor.strip() else "--actor is empty")):
         raise _fail(problem, 2)
-    engine = _engine(db)
-    parsed = None
-    if scope is not None:
+    engine = parsed = None
+    if scope is not None:  # checked against the store before serving (exit 2): the store opens first
+        from memtui.recall import RecallError, resolve_any_scope
+
+        engine = _engine(db)
         try:
             parsed = resolve_any_scope(engine, scope)
         except RecallError as exc:
             raise _fail(f"--scope: {exc}", 2)
-    from memtui.mcp_server.server import run_stdio
+    served = parsed if parsed is not None and parsed.tenant is not None else None
 
-    run_stdio(engine, scope=parsed, allow_propose=allow_propose, actor=actor)
+    def build():
+        """In the loader thread: the store, the SDK's server, then the recall warm-up."""
+        from memtui.domain.invariants import Actor
+        from memtui.mcp_server.server import DEFAULT_AGENT, build_server
+        from memtui.recall import warm
+
+        store = engine if engine is not None else _engine(db)
+        server = build_server(store, scope=parsed, allow_propose=allow_propose, actor=actor)
+        agent = Actor(type="agent", id=actor or DEFAULT_AGENT)  # what visibility reads of any agent: its type
+        return server, lambda: warm(store, served, agent)
+
+    from memtui.mcp_server.stdio import serve
+
+    serve(build, served.label if served is not None else "the whole store")

@@ -42,17 +42,13 @@ from sqlalchemy.engine import Engine
 
 from memtui.domain.invariants import Actor
 from memtui.domain.scopes import Scope, applies_within, in_scope
+from memtui.mcp_server.stdio import SERVER_NAME, instructions, server_version
 from memtui.text import control_problem, visible
 
 #: Largest pack an agent may ask for (a recall pack is meant to be small).
 MAX_LIMIT = 20
 DEFAULT_AGENT = "mcp-client"
-INSTRUCTIONS = (
-    "memtui keeps this code base's reviewed, evidence-backed memory. Call recall with the task you are about "
-    "to do before you start; it returns only eligible memory (active, fresh, not conflicted, in scope) and says "
-    "what was left out. Report what came of using a memory with report_usage, and report_harm when one misled "
-    "you. Memory is not the source of truth: the code, tests and docs are."
-)
+
 
 
 ScopeArg = Annotated[str | None, Field(description=(
@@ -263,8 +259,8 @@ def build_server(engine: Engine, *, scope: Scope | None = None, allow_propose: b
     with ``allow_propose``."""
     core = MemtuiAgentServer(engine, scope=scope, allow_propose=allow_propose, actor=actor)
     where = core.scope.label if core.scope else "the whole store"
-    server = MCPServer("memtui", instructions=INSTRUCTIONS + f" This server serves {where}.",
-                       version=_version(), warn_on_duplicate_tools=False, log_level="WARNING")
+    server = MCPServer(SERVER_NAME, instructions=instructions(where),
+                       version=server_version(), warn_on_duplicate_tools=False, log_level="WARNING")
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                 open_world_hint=False)
 
@@ -359,16 +355,8 @@ def build_server(engine: Engine, *, scope: Scope | None = None, allow_propose: b
     return server
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("memtui")
-    except PackageNotFoundError:
-        return "0"
-
-
 def run_stdio(engine: Engine, *, scope: Scope | None = None, allow_propose: bool = False,
               actor: str | None = None) -> None:
-    """Serve over stdin/stdout until the client closes the connection."""
+    """Serve over stdin/stdout until the client closes the connection (the SDK's own transport;
+    ``memtui mcp`` uses :func:`memtui.mcp_server.stdio.serve`, which answers ``initialize`` first)."""
     build_server(engine, scope=scope, allow_propose=allow_propose, actor=actor).run("stdio")
