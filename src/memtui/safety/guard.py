@@ -40,7 +40,7 @@ from memtui.clock import new_event_id, utcnow
 from memtui.domain.invariants import Actor, LifecycleError
 from memtui.governance.audit import audit
 from memtui.safety.personal import redact_personal
-from memtui.safety.secrets import SCANNER_VERSION, SecretHit, find_secrets, redact_secrets
+from memtui.safety.secrets import SCANNER_VERSION, SecretHit, find_secrets, redact_secrets, scan_cached
 from memtui.store.models import Evidence, Memory, SecretFinding
 from memtui.store.rows import RowView
 
@@ -167,7 +167,16 @@ def screen_memory(memory: Memory, evidence: list[Evidence], *, personal: bool = 
     root-cause summary, tags, :data:`REDACTED_FIELDS`, evidence :data:`EVIDENCE_REDACTED` and excerpts)
     and sets ``memory.state`` to ``blocked`` (the review flag to ``none``); ``personal`` also redacts
     home paths, e-mails and phone numbers in the statement, summary, tags and excerpts. Returns what
-    was found."""
+    was found. A memory none of whose strings holds a secret (nearly all: :func:`_any_secret`, one
+    cached scan per distinct string) only has its personal data redacted; the rest take every step
+    above, so the findings are the same either way."""
+    if not _any_secret(memory, evidence):
+        return _screen_personal(memory, evidence, personal)
+    return _screen_all(memory, evidence, personal)
+
+
+def _screen_all(memory, evidence, personal: bool) -> Screening:
+    """:func:`screen_memory` step by step, every string scanned and redacted where it is."""
     refuse_secret_fields(*((name, _get(memory, col)) for col, name in REFUSED_FIELDS.items()),
                          *((f"evidence[{i}].repositoryId", _get(e, "repository_id")) for i, e in enumerate(evidence)))
     s = Screening()
@@ -180,6 +189,64 @@ def screen_memory(memory: Memory, evidence: list[Evidence], *, personal: bool = 
     if s.blocked:
         memory.state = "blocked"
         memory.review_state = "none"
+    return s
+
+
+def _strings(value, out: list[str], hexish: bool) -> None:
+    """Append the strings of ``value`` (a string, or lists and dicts of them: their values) to ``out``;
+    with ``hexish`` False, leave out those :func:`_redact_value` passes over (commit or content hashes)."""
+    if isinstance(value, str):
+        if value and (hexish or not _HEXISH.fullmatch(value)):
+            out.append(value)
+    elif isinstance(value, list):
+        for v in value:
+            _strings(v, out, hexish)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _strings(v, out, hexish)
+
+
+_MEMORY_SCANNED = ("statement", "root_cause_summary", "tags", *REFUSED_FIELDS)  # scanned whole, hex too
+_EVIDENCE_SCANNED = ("excerpt", "repository_id")
+
+
+def _any_secret(memory, evidence) -> bool:
+    """Whether any string :func:`screen_memory` scans for secrets in ``memory`` and ``evidence`` holds
+    one. Each distinct string is scanned once (:func:`memtui.safety.secrets.scan_cached`), the same scan
+    the full screening does, so False means the full screening finds nothing."""
+    strings: list[str] = []
+    for col in _MEMORY_SCANNED:
+        _strings(_get(memory, col), strings, True)
+    for col in REDACTED_FIELDS:
+        _strings(_get(memory, col), strings, False)
+    for e in evidence:
+        for col in _EVIDENCE_SCANNED:
+            _strings(_get(e, col), strings, True)
+        for col in EVIDENCE_REDACTED:
+            _strings(_get(e, col), strings, False)
+    return any(scan_cached(t) for t in dict.fromkeys(strings))
+
+
+def _screen_personal(memory, evidence, personal: bool) -> Screening:
+    """:func:`screen_memory` of a memory without secrets: personal data redacted (unless not
+    ``personal``) in the statement, root-cause summary, tags and evidence excerpts, in place and in
+    the same order; nothing else changes."""
+    s = Screening()
+    found = s.personal
+
+    def clean(text, name):
+        if not text or not personal:
+            return text
+        text, kinds = redact_personal(text)
+        found.extend((name, k) for k in kinds)
+        return text
+
+    memory.statement = clean(memory.statement, "statement") or memory.statement
+    memory.root_cause_summary = clean(memory.root_cause_summary, "rootCauseSummary")
+    if memory.tags:
+        memory.tags = [clean(t, "tags") for t in memory.tags]
+    for i, e in enumerate(evidence):
+        e.excerpt = clean(e.excerpt, f"evidence[{i}].excerpt")
     return s
 
 

@@ -32,6 +32,12 @@ _PHONE = re.compile(r"(?<![\w+./:#-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{
                     r"|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?![\w./:-])")
 
 
+#: Every :data:`_PHONE` match holds one of these (its three forms: ``+`` and a digit; ``(ddd)``;
+#: ``ddd-ddd``), and this pattern starts at ``+``, ``(`` or a digit only, so a text without a phone
+#: number is passed over quickly (a search of :data:`_PHONE` itself tries every position).
+_PHONE_HINT = re.compile(r"\+\d|\(\d{3}\)|\d{3}[ .-]?\d{3}")
+
+
 def _home(m: re.Match, sep: str) -> str | None:
     if m.group("user").casefold() in _SYSTEM_USERS or m.group("user").startswith(("$", "<", "{", "%")):
         return None
@@ -71,5 +77,6 @@ def redact_personal(text: str) -> tuple[str, list[str]]:
         text = _HOME_WIN.sub(home, text)
     if "@" in text:
         text = _EMAIL.sub(email, text)
-    text = _PHONE.sub(phone, text)
+    if _PHONE_HINT.search(text):
+        text = _PHONE.sub(phone, text)
     return text, kinds

@@ -38,7 +38,7 @@ from detect_secrets.plugins import (artifactory, aws, azure_storage_key, discord
                                     jwt, mailchimp, npm, openai, private_key, pypi_token, sendgrid, slack,
                                     square_oauth, stripe, telegram_token, twilio)
 
-__all__ = ["SecretHit", "find_secrets", "redact_secrets", "SCANNER_VERSION", "DETECTOR_VERSION"]
+__all__ = ["SecretHit", "find_secrets", "scan_cached", "redact_secrets", "SCANNER_VERSION", "DETECTOR_VERSION"]
 
 #: Bump when a detector below changes in a way the settings hash does not show.
 DETECTOR_VERSION = "2"  # 2: issue 21 (passwords written as words; the gate by kind)
@@ -506,10 +506,13 @@ def _regex_hits(text: str, out: list[tuple[int, int, str]]) -> None:
             out.append((m.start(), m.end(), _JWT))
 
 
-# a cheap gate: text with none of these cannot hold a hit of the keyword/prose/regex kinds
+# a cheap gate: text with none of these cannot hold a hit of the keyword/prose/regex kinds. The token
+# formats without a cue word are named by what they must hold: Twilio's ``SK`` and 32 characters,
+# Artifactory's ``AP``, a hex digit and 8 or more (a bare ``sk``/``ap`` let "task", "api", "apply" through to
+# every detector); ``private`` is not a branch: a private-key header and ``private_key`` both hold ``key``.
 _GATE = re.compile(r"(?i)pass|pw|secr|kennwort|wachtwoord|contrase|clave|senha|geheim|identified|mysql|mariadb|"
-                   r"sqlcmd|bcp|osql|isql|zugangsdaten|anmeldedaten|identifiants|credenciales|redis-cli|\s-u|--user|\s-a\s|--auth|key|token|credential|login|bearer|basic|://|private|AKIA|ASIA|gh[pousr]_|"
-                   r"glpat|xox|sk_|rk_|pk_|eyJ|npm_|pypi-|SG\.|SK[0-9a-f]|AIza|AKC|AP[0-9A-Z]|\d{8,10}:|"
+                   r"sqlcmd|bcp|osql|isql|zugangsdaten|anmeldedaten|identifiants|credenciales|redis-cli|\s-u|--user|\s-a\s|--auth|key|token|credential|login|bearer|basic|://|AKIA|ASIA|gh[pousr]_|"
+                   r"glpat|xox|sk_|rk_|pk_|eyJ|npm_|pypi-|SG\.|SK[0-9a-z]{32}|AIza|AKC|AP[0-9a-f][0-9a-z]{8}|\d{8,10}:|"
                    r"[A-Za-z0-9+/_-]{24}")
 
 
@@ -517,9 +520,9 @@ _GATE = re.compile(r"(?i)pass|pw|secr|kennwort|wachtwoord|contrase|clave|senha|g
 # matches exactly where the case-insensitive one matches in the original (ASCII letters fold one to one),
 # about three times faster (issue 11, item 9: every imported statement passes through here)
 _GATE_ASCII_LOWER = re.compile(r"pass|pw|secr|kennwort|wachtwoord|contrase|clave|senha|geheim|identified|mysql|"
-                               r"mariadb|sqlcmd|bcp|osql|isql|zugangsdaten|anmeldedaten|identifiants|credenciales|redis-cli|\s-u|--user|\s-a\s|--auth|key|token|credential|login|bearer|basic|://|private|akia|asia|"
-                               r"gh[pousr]_|glpat|xox|sk_|rk_|pk_|eyj|npm_|pypi-|sg\.|sk[0-9a-f]|aiza|akc|"
-                               r"ap[0-9a-z]|\d{8,10}:")
+                               r"mariadb|sqlcmd|bcp|osql|isql|zugangsdaten|anmeldedaten|identifiants|credenciales|redis-cli|\s-u|--user|\s-a\s|--auth|key|token|credential|login|bearer|basic|://|akia|asia|"
+                               r"gh[pousr]_|glpat|xox|sk_|rk_|pk_|eyj|npm_|pypi-|sg\.|sk[0-9a-z]{32}|aiza|akc|"
+                               r"ap[0-9a-f][0-9a-z]{8}|\d{8,10}:")
 _GATE_ASCII_RUN = re.compile(r"[a-z0-9+/_-]{24}")
 
 
@@ -559,8 +562,11 @@ def _gate_kind(text: str) -> int:
 @lru_cache(maxsize=4096)
 def _scan(text: str) -> tuple[SecretHit, ...]:
     kind = _gate_kind(text) if text else 0
-    if not kind:
-        return ()
+    return _detect(text, kind) if kind else ()
+
+
+def _detect(text: str, kind: int = 3) -> tuple[SecretHit, ...]:
+    """The hits of the detectors gate kind ``kind`` asks for (3: all of them, ungated)."""
     spans: list[tuple[int, int, str]] = []
     if kind >= 2:
         _regex_hits(text, spans)
@@ -584,6 +590,12 @@ def _scan(text: str) -> tuple[SecretHit, ...]:
             continue
         merged.append([s, e, kind])
     return tuple(SecretHit(kind, s, e, _hash(text[s:e])) for s, e, kind in merged)
+
+
+def scan_cached(text: str) -> tuple[SecretHit, ...]:
+    """:func:`find_secrets` as the cached tuple itself (no copy), for callers that only ask whether a
+    text holds a secret."""
+    return _scan(text) if text else ()
 
 
 def find_secrets(text: str) -> list[SecretHit]:
