@@ -21,6 +21,7 @@ import json
 import re
 import threading
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Iterable, NamedTuple
@@ -140,7 +141,7 @@ class RecallPack:
     limit: int
     created_at: datetime
     memories: tuple[RecalledMemory, ...]
-    excluded: tuple[ExcludedMemory, ...]
+    excluded: Sequence[ExcludedMemory]  # in summary order (reason, relevance, id); made as they are read
     summary: tuple[str, ...]
     usage_ids: tuple[str, ...] = ()
 
@@ -359,17 +360,21 @@ class _TextIndex:
 class _Pool:
     """What recall reads of one pool of memories (:func:`_pool`), as of one value of the store's change
     counter (:mod:`memtui.store.changes`): the light rows (:data:`_LIGHT_MEMORY`) and light evidence
-    rows of every memory in it, by memory id; their TF-IDF index; which memories name each code
-    identifier (in the document or the evidence); and, filled as recalls ask, each memory's weighing
-    in a scope (:func:`_weigh`). Kept per process (:func:`_pool_data`) while the counter stays."""
+    rows of every member, in memory-id order (Python's, so ties break as in the straightforward
+    computation); their TF-IDF index; which members name each code identifier (``naming``: in the
+    document or the evidence, what makes a member relevant; ``naming_own``: in the statement or the
+    evidence, what makes the task's identifier its subject); and, filled as recalls ask, each
+    member's weighing in a scope (:class:`_Scoped`). Kept per process (:func:`_pool_data`) while the
+    counter stays."""
 
     counter: int
     ids: tuple[str, ...]
-    rows: dict
+    rows: list
     evidence: dict
     index: _TextIndex
-    naming: dict  # lower-cased identifier -> memory ids whose document or evidence names it
-    weighed: dict = dataclasses.field(default_factory=dict)
+    naming: dict  # lower-cased identifier -> positions of members whose document or evidence names it
+    naming_own: dict  # lower-cased identifier -> positions of members whose statement or evidence names it
+    scopes: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
     def load(cls, session: Session, pool, counter: int, kept: "_Pool | None") -> "_Pool":
@@ -377,7 +382,8 @@ class _Pool:
         changed since ``kept``."""
         conn = session.connection()
         rows = conn.execute(sa.select(*_LIGHT_MEMORY, sa.cast(Memory.applies_to, sa.Text).label("applies_to"))
-                            .where(pool).order_by(Memory.memory_id)).all()
+                            .where(pool)).all()
+        rows.sort(key=lambda r: r.memory_id)
         ids = tuple(r.memory_id for r in rows)
         evidence: dict[str, list] = defaultdict(list)
         members = sa.select(Memory.memory_id).where(pool)
@@ -386,55 +392,78 @@ class _Pool:
             evidence[e.memory_id].append(e)
         evidence = {m: tuple(ev) for m, ev in evidence.items()}
         documents = tuple(_row_document(r) for r in rows)
-        if kept is not None and kept.index.documents == documents:
-            index = kept.index
-        else:
-            index = _TextIndex.fit(documents)
-        naming: dict[str, list[str]] = defaultdict(list)
-        for mid, doc in zip(ids, documents):
-            for name in _document_identifiers(doc) | _evidence_identifiers(evidence.get(mid, ())):
-                naming[name].append(mid)
-        return cls(counter, ids, {r.memory_id: r for r in rows}, evidence, index, dict(naming))
+        index = kept.index if kept is not None and kept.index.documents == documents else _TextIndex.fit(documents)
+        naming: dict[str, list[int]] = defaultdict(list)
+        naming_own: dict[str, list[int]] = defaultdict(list)
+        for i, (row, doc) in enumerate(zip(rows, documents)):
+            ev = _evidence_identifiers(evidence.get(row.memory_id, ()))
+            for name in _document_identifiers(doc) | ev:
+                naming[name].append(i)
+            for name in _document_identifiers(row.statement) | ev:
+                naming_own[name].append(i)
+        return cls(counter, ids, rows, evidence, index, dict(naming), dict(naming_own))
 
-    def scoped(self, scope_repository: str, scope_module: str | None) -> dict:
-        """memory id -> its weighing in the scope (:meth:`weigh_scoped`), filled as recalls ask."""
+    def scoped(self, scope_repository: str, scope_module: str | None) -> "_Scoped":
+        """The members' weighings in a scope, filled as recalls ask."""
         with _POOLS_LOCK:
-            return self.weighed.setdefault((scope_repository, scope_module), {})
+            found = self.scopes.get((scope_repository, scope_module))
+            if found is None:
+                found = self.scopes[(scope_repository, scope_module)] = _Scoped(self, scope_repository, scope_module)
+            return found
 
-    def weigh_scoped(self, weighed: dict, memory_id: str, scope_repository: str, scope_module: str | None):
-        """``(eligible, the primary reason's place in REASON_ORDER, the primary reason, the reasons,
-        type, state, identifiers, subject)`` of a member in the scope (:func:`_weigh`), kept in
-        ``weighed``."""
-        m = self.rows[memory_id]
-        el, mine, subject = _weigh(m, self.evidence.get(memory_id, ()), scope_repository, scope_module)
-        reason = _primary_reason(el.reasons)
-        place = REASON_ORDER.index(reason) if reason in REASON_ORDER else len(REASON_ORDER)
-        out = weighed[memory_id] = (el.eligible, place, reason, el.reasons, m.type, m.state, mine, subject)
-        return out
 
-    def relevant(self, task: str, task_ids: set[str], min_relevance: float) -> dict[str, float]:
-        """memory id -> relevance (TF-IDF cosine rounded to 4 places) of every member at least
-        ``min_relevance`` relevant or naming a code identifier of the task."""
+class _Scoped:
+    """The members of a :class:`_Pool` weighed in one scope (:func:`_weigh`), by position: ``place``
+    (numpy) is -2 while not weighed, -1 for an eligible member, else the place of its primary reason
+    in :data:`REASON_ORDER` (``len(REASON_ORDER)`` for a reason not listed there); ``weighed`` holds
+    ``(primary reason, reasons, identifiers, subject)``; ``subject_code`` numbers the subjects."""
+
+    def __init__(self, pool: _Pool, scope_repository: str, scope_module: str | None):
         import numpy as np
 
-        scores = self.index.scores(task)
-        # rounding moves a score by at most 5e-5: every member whose rounded score may reach the threshold
-        near = np.flatnonzero(scores >= min_relevance - 1e-4)
-        ids = self.ids
-        out = {}
-        for i, score in zip(near.tolist(), scores[near].tolist()):
-            rel = round(score, 4)
-            if rel >= min_relevance:
-                out[ids[i]] = rel
-        if task_ids:
-            position = None
-            for name in task_ids:
-                for mid in self.naming.get(name, ()):
-                    if mid not in out:
-                        if position is None:
-                            position = {m: i for i, m in enumerate(self.ids)}
-                        out[mid] = round(float(scores[position[mid]]), 4)
-        return out
+        self.pool, self.repository, self.module = pool, scope_repository, scope_module
+        self.place = np.full(len(pool.ids), -2, dtype=np.int16)
+        self.subject_code = np.full(len(pool.ids), -1, dtype=np.int32)
+        self.weighed: list = [None] * len(pool.ids)
+        self.subjects: list[str] = []
+        self._codes: dict[str, int] = {}
+        self.lock = threading.RLock()
+
+    def code(self, subject: str | None) -> int:
+        """The number of a subject (-1: none, as for an empty one, which no summary names)."""
+        if not subject:
+            return -1
+        found = self._codes.get(subject)
+        if found is None:
+            with self.lock:
+                found = self._codes.get(subject)
+                if found is None:
+                    found = self._codes[subject] = len(self.subjects)
+                    self.subjects.append(subject)
+        return found
+
+    def ensure(self, positions) -> None:
+        """Weigh the members at ``positions`` (a numpy array) that are not weighed yet."""
+        todo = positions[self.place[positions] == -2]
+        if not len(todo):
+            return
+        with self.lock:
+            rows, evidence = self.pool.rows, self.pool.evidence
+            for i in todo.tolist():
+                if self.place[i] != -2:
+                    continue
+                m = rows[i]
+                el, mine, subject = _weigh(m, evidence.get(m.memory_id, ()), self.repository, self.module)
+                reason = _primary_reason(el.reasons)
+                self.weighed[i] = (reason, el.reasons, mine, subject)
+                self.subject_code[i] = self.code(subject)
+                self.place[i] = -1 if el.eligible else (
+                    REASON_ORDER.index(reason) if reason in REASON_ORDER else len(REASON_ORDER))
+
+    def ensure_all(self) -> None:
+        import numpy as np
+
+        self.ensure(np.arange(len(self.pool.ids)))
 
 
 _POOLS: dict[tuple, _Pool] = {}
@@ -488,11 +517,8 @@ def warm(engine: Engine, within: "Scope | None" = None, viewer: Actor | None = N
             rscope = RecallScope(repo, module)
             pool, key = _pool(session, rscope, viewer, facts)
             data = _pool_data(session, key, pool, counter)
-            weighed = data.scoped(repo, module)
-            for mid in data.ids:
-                if mid not in weighed:
-                    data.weigh_scoped(weighed, mid, repo, module)
-            data.relevant("warm up", {"warm"}, MIN_RELEVANCE)  # the query path's imports
+            data.scoped(repo, module).ensure_all()
+            data.index.scores("warm up")  # the query path's imports
         return min(len(repos), most)
 
 
@@ -739,11 +765,8 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
         pool, key = _pool(session, rscope, actor, facts)
         data = _pool_data(session, key, pool, counter)
         task_ids = identifiers(task)
-        relevance = data.relevant(task, task_ids, min_relevance)
-        included, ranked_out = _rank(session, data, relevance, task, task_ids, rscope, limit, min_relevance)
+        included, excluded, summary, conflicted = _rank(session, data, task, task_ids, rscope, limit, min_relevance)
         _refuse_if_tampered(session, [i.memory_id for i in included])
-        ranked_out.sort()  # (reason's place in REASON_ORDER, -relevance, memory id, the exclusion)
-        excluded = [t[3] for t in ranked_out]
 
         pack_id = "pack_" + hashlib.sha256(json.dumps(
             [rscope.label, task, limit, [i.memory_id for i in included], now.isoformat()],
@@ -763,46 +786,62 @@ def recall(engine: Engine, task: str, scope: str, limit: int = 5, actor: Actor |
             session.execute(sa.update(Memory.__table__)
                             .where(Memory.__table__.c.memory_id.in_([i.memory_id for i in included]))
                             .values(last_used_at=now))
-        pending = _pending_newer(session, [x for x in excluded if x.reason == "conflicted"])
-        return RecallPack(pack_id, task, rscope, limit, now, tuple(included), tuple(excluded),
-                          _summary(excluded, limit) + pending, tuple(usage_ids))
+        pending = _pending_newer(session, conflicted)
+        return RecallPack(pack_id, task, rscope, limit, now, tuple(included), excluded, summary + pending,
+                          tuple(usage_ids))
 
 
-def _rank(session: Session, data: _Pool, relevance: dict[str, float], task: str, task_ids: set[str],
-          rscope: RecallScope, limit: int, min_relevance: float
-          ) -> tuple[list[RecalledMemory], list[ExcludedMemory]]:
-    """The included memories (ranked: relevance, quality, id) and the excluded ones (unsorted, each as
-    ``(its reason's place in REASON_ORDER, -relevance, memory id, ExcludedMemory)``) among the
-    relevant members of the pool (``relevance``: memory id -> relevance).
+def _rank(session: Session, data: _Pool, task: str, task_ids: set[str], rscope: RecallScope, limit: int,
+          min_relevance: float) -> tuple[list[RecalledMemory], "_Exclusions", tuple[str, ...], list[ExcludedMemory]]:
+    """The included memories (ranked: relevance, quality, id), the excluded ones (in the pack's order:
+    reason, then relevance descending, then id), the summary lines and the conflicted exclusions, for
+    the relevant members of
+    the pool: those at least ``min_relevance`` relevant to the task (TF-IDF cosine, rounded to 4
+    places) or sharing a code identifier with it (in the statement or the evidence; the member's
+    document or evidence must name it).
 
-    Eligibility needs only a memory's own columns and its evidence statuses, so every relevant memory
-    is weighed from the pool's light rows (:meth:`_Pool.weigh`); quality, usage, harm, revalidation and
-    the evidence views are loaded, from the store, only for the eligible memories that can reach the
-    pack: those at least as relevant as the ``limit``-th eligible one (ties in relevance are broken by
-    quality), and each is weighed again on those rows. The result equals weighing every relevant
-    memory in full (tests/test_recall.py checks it on random stores)."""
-    task_original = {ident.lower(): ident for ident in _IDENTIFIER.findall(task)}
-    weighed = data.scoped(rscope.repository_id, rscope.module_path)
-    excluded: list[tuple[int, float, str, ExcludedMemory]] = []
-    eligible: list[tuple[float, str, str, str | None]] = []
-    for mid, rel in relevance.items():
-        w = weighed.get(mid) or data.weigh_scoped(weighed, mid, rscope.repository_id, rscope.module_path)
-        ok, place, reason, reasons, type_, state, mine, subject = w
-        shared = task_ids & mine if task_ids else None
-        if shared:
-            if state != "blocked":
-                first = min(shared)
-                subject = task_original.get(first, first)
-        elif rel < min_relevance:
-            continue
-        if not ok:
-            excluded.append((place, -rel, mid, _new(ExcludedMemory, (mid, type_, state, reason, reasons, rel, subject))))
-            continue
-        eligible.append((-rel, mid, type_, subject))
-    eligible.sort()
-    cut = -eligible[min(limit, len(eligible)) - 1][0] if eligible else None
-    contenders = [t for t in eligible if -t[0] >= cut] if eligible else []
-    full, full_evidence, usage, harm, reval = _load_pool(session, [t[1] for t in contenders])
+    Eligibility needs only a memory's own columns and its evidence statuses, so every relevant member
+    is weighed from the pool's light rows, once per scope (:class:`_Scoped`), and the sorting and
+    summing are done on arrays. Quality, usage, harm, revalidation and the evidence views are loaded,
+    from the store, only for the eligible memories that can reach the pack: those at least as
+    relevant as the ``limit``-th eligible one (ties in relevance are broken by quality), each weighed
+    again on those rows. The result equals weighing every relevant memory in full
+    (tests/test_recall.py checks it on random stores)."""
+    import numpy as np
+
+    scoped = data.scoped(rscope.repository_id, rscope.module_path)
+    scores = data.index.scores(task)
+    # rounding moves a score by at most 5e-5: every member whose rounded score may reach the threshold
+    near = np.flatnonzero(scores >= min_relevance - 1e-4)
+    rounded = np.array([round(x, 4) for x in scores[near].tolist()], dtype=np.float64)
+    keep = rounded >= min_relevance
+    positions, rel = near[keep], rounded[keep]
+    overrides: dict[int, int] = {}  # position -> subject code: the task's identifier it shares
+    if task_ids:
+        named = {i for t in task_ids for i in data.naming.get(t, ())}
+        own = {i for t in task_ids for i in data.naming_own.get(t, ())}  # shares an identifier with the task
+        relevant = set(positions.tolist())
+        extra = np.array(sorted((own & named) - relevant), dtype=np.int64)  # relevant by that alone
+        if len(extra):
+            positions = np.concatenate([positions, extra])
+            rel = np.concatenate([rel, [round(x, 4) for x in scores[extra].tolist()]])
+        own &= relevant | named
+        if own:
+            scoped.ensure(np.array(sorted(own), dtype=np.int64))
+            task_original = {ident.lower(): ident for ident in _IDENTIFIER.findall(task)}
+            for i in own:
+                if data.rows[i].state != "blocked":
+                    first = min(task_ids & scoped.weighed[i][2])
+                    overrides[i] = scoped.code(task_original.get(first, first))
+    scoped.ensure(positions)
+    place = scoped.place[positions]
+    eligible = place == -1
+    e_pos, e_rel = positions[eligible], rel[eligible]
+    e_order = np.lexsort((e_pos, -e_rel))
+    e_pos, e_rel = e_pos[e_order], e_rel[e_order]
+    contenders = e_pos[e_rel >= e_rel[min(limit, len(e_rel)) - 1]] if len(e_rel) else e_pos
+    relevance = {data.ids[i]: r for i, r in zip(contenders.tolist(), e_rel[:len(contenders)].tolist())}
+    full, full_evidence, usage, harm, reval = _load_pool(session, list(relevance))
     ranked: list[tuple[float, float, str, RecalledMemory]] = []
     for m in full:
         item, _el = _assess(m, full_evidence.get(m.memory_id, []), usage, harm, reval, rscope,
@@ -811,17 +850,99 @@ def _rank(session: Session, data: _Pool, relevance: dict[str, float], task: str,
             ranked.append((-item.relevance, -item.quality, item.memory_id, item))
     ranked.sort(key=lambda t: (t[0], t[1], t[2]))
     included = [t[3] for t in ranked[:limit]]
-    chosen = {i.memory_id for i in included}
-    for neg, mid, type_, subject in eligible:
-        if mid not in chosen:
-            # the subject is kept for the summary line of the memories that did not fit the limit
-            excluded.append((_OVER_LIMIT, neg, mid, ExcludedMemory(mid, type_, "active", "over_limit", ("over_limit",),
-                                                                   -neg, subject)))
-    return included, excluded
+    where = dict(zip((data.ids[i] for i in contenders.tolist()), contenders.tolist()))
+    chosen = np.array([where[i.memory_id] for i in included], dtype=np.int64)
+    over = ~np.isin(e_pos, chosen)
+    x_pos = np.concatenate([positions[~eligible], e_pos[over]])
+    x_rel = np.concatenate([rel[~eligible], e_rel[over]])
+    x_place = np.concatenate([place[~eligible], np.full(int(over.sum()), _OVER_LIMIT, dtype=np.int16)])
+    order = np.lexsort((x_pos, -x_rel, x_place))
+    x_pos, x_rel, x_place = x_pos[order], x_rel[order], x_place[order]
+    exclusions = _Exclusions(scoped, x_pos.tolist(), x_rel.tolist(), (x_place == _OVER_LIMIT).tolist(), overrides)
+    conflicted = [exclusions[k] for k in np.flatnonzero(x_place == _CONFLICTED).tolist()]
+    return included, exclusions, _array_summary(scoped, x_pos, x_place, overrides, exclusions, limit), conflicted
+
+
+def _array_summary(scoped: "_Scoped", positions, places, overrides: dict, exclusions: "_Exclusions",
+                   limit: int) -> tuple[str, ...]:
+    """:func:`summarize` of exclusions in the pack's order, from their positions and places."""
+    import numpy as np
+
+    if not len(positions):
+        return ()
+    codes = scoped.subject_code[positions]
+    if overrides:
+        for k, i in enumerate(positions.tolist()):
+            if i in overrides:
+                codes[k] = overrides[i]
+    unlisted = len(REASON_ORDER)
+    if (places == unlisted).any():  # a reason REASON_ORDER does not name: worked out one by one
+        return _summary(exclusions, limit)
+    lines = []
+    bounds = np.flatnonzero(np.diff(places)) + 1
+    for start, stop in zip([0, *bounds.tolist()], [*bounds.tolist(), len(places)]):
+        reason = REASON_ORDER[int(places[start])]
+        group = codes[start:stop]
+        group = group[group >= 0]
+        _values, first = np.unique(group, return_index=True)
+        subjects = [scoped.subjects[c] for c in group[np.sort(first)][:3].tolist()]
+        lines.append(_summary_line(reason, stop - start, subjects, len(first), limit))
+    return tuple(lines)
+
+
+class _Exclusions(Sequence):
+    """The exclusions of a pack in its order, each made when first asked for (a recall over 10,000
+    memories leaves thousands out; the JSON form lists 50). Equal to any sequence of the same
+    :class:`ExcludedMemory` items."""
+
+    def __init__(self, scoped: "_Scoped", positions: list[int], relevance: list[float], over: list[bool],
+                 overrides: dict[int, int]):
+        self._scoped, self._positions, self._relevance, self._over = scoped, positions, relevance, over
+        self._overrides, self._items = overrides, None
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def _make(self, k: int) -> ExcludedMemory:
+        i = self._positions[k]
+        m = self._scoped.pool.rows[i]
+        reason, reasons, _mine, subject = self._scoped.weighed[i]
+        if i in self._overrides:
+            subject = self._scoped.subjects[self._overrides[i]]
+        if self._over[k]:
+            return ExcludedMemory(m.memory_id, m.type, "active", "over_limit", ("over_limit",), self._relevance[k],
+                                  subject)
+        return ExcludedMemory(m.memory_id, m.type, m.state, reason, reasons, self._relevance[k], subject)
+
+    def _all(self) -> tuple[ExcludedMemory, ...]:
+        if self._items is None:
+            self._items = tuple(self._make(k) for k in range(len(self._positions)))
+        return self._items
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return tuple(self._make(j) for j in range(*k.indices(len(self))))
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(k)
+        return self._make(k)
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, str) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} excluded memories>"
 
 
 _OVER_LIMIT = REASON_ORDER.index("over_limit")
-_new = tuple.__new__  # a named tuple from its fields without the Python-level __new__ (thousands per recall)
+_CONFLICTED = REASON_ORDER.index("conflicted")
 
 
 @functools.lru_cache(maxsize=100_000)
@@ -949,19 +1070,22 @@ def _summary(ordered: Iterable[ExcludedMemory], limit: int | None) -> tuple[str,
             if x.subject and x.subject not in seen:
                 seen.add(x.subject)
                 subjects.append(x.subject)
-        about = ""
-        if subjects and reason != "blocked":
-            shown = subjects[:3]
-            about = " about " + ", ".join(shown) + (f" and {len(subjects) - 3} more" if len(subjects) > 3 else "")
-        noun = _plural(n, "memory", "memories")
-        verb = _plural(n, "was", "were")
-        if reason == "over_limit":
-            lines.append(f"{n} more eligible {noun}{about} {verb} left out (limit {limit})" if limit
-                         else f"{n} more eligible {noun}{about} {verb} left out (limit)")
-            continue
-        adjective = _ADJECTIVE.get(reason) or (reason[len("state_"):] if reason.startswith("state_") else reason)
-        lines.append(f"{n} {adjective} {noun}{about} {verb} excluded")
+        lines.append(_summary_line(reason, n, subjects[:3], len(subjects), limit))
     return tuple(lines)
+
+
+def _summary_line(reason: str, n: int, subjects: list[str], distinct: int, limit: int | None) -> str:
+    """The summary line of ``n`` exclusions for ``reason``, naming the first ``subjects`` of ``distinct``."""
+    about = ""
+    if subjects and reason != "blocked":
+        about = " about " + ", ".join(subjects) + (f" and {distinct - 3} more" if distinct > 3 else "")
+    noun = _plural(n, "memory", "memories")
+    verb = _plural(n, "was", "were")
+    if reason == "over_limit":
+        return (f"{n} more eligible {noun}{about} {verb} left out (limit {limit})" if limit
+                else f"{n} more eligible {noun}{about} {verb} left out (limit)")
+    adjective = _ADJECTIVE.get(reason) or (reason[len("state_"):] if reason.startswith("state_") else reason)
+    return f"{n} {adjective} {noun}{about} {verb} excluded"
 
 
 def _one_line(text: str | None) -> str:

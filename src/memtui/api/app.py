@@ -168,6 +168,18 @@ def _decode_cursor(cursor: str) -> tuple[int, str]:
                          field="cursor") from exc
 
 
+def _warm(engine: Engine) -> None:
+    """:func:`memtui.recall.warm` for agents (and every viewer who sees what they see); best effort."""
+    try:
+        from memtui.recall import warm
+
+        warm(engine, None, Actor(type="agent", id="api"))
+    except Exception as exc:  # noqa: BLE001 -- a warm-up is only ever a head start
+        import sys
+
+        print(f"memtui serve: warm-up skipped: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+
+
 def create_app(engine: Engine) -> FastAPI:
     """The API over the store ``engine`` (migrated: :func:`memtui.store.engine.open_store`)."""
     from memtui.domain.decisions import Decision
@@ -176,7 +188,16 @@ def create_app(engine: Engine) -> FastAPI:
     from memtui.review.service import MemoryOutOfScope, ReviewService
 
     state = _State(engine)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        """At start, warm recall in the background (issue 22 item 2): the first request does not wait
+        for the pools it does not need, and one that needs a pool being read waits for that one only."""
+        threading.Thread(target=_warm, args=(engine,), name="memtui-api-warm", daemon=True).start()
+        yield
+
     app = FastAPI(title="memtui maintenance API", version="1", default_response_class=PlainJSONResponse,
+                  lifespan=lifespan,
                   description="The maintenance API of design §24. Authenticate with `Authorization: Bearer TOKEN` "
                               "(`memtui tokens create NAME [--agent]`). Errors are RFC 9457 problem details.")
     app.state.memtui = state
