@@ -4,24 +4,27 @@ Each file is read as the importer reads it (:func:`memtui.importers.markdown.par
 so a line's references are the ones an import would record. A reference is checked from the
 commit that last changed its line (``git blame``; a line not committed yet is checked from
 HEAD): it names something that existed then, and the question is whether it still does at
-HEAD (:mod:`memtui.revalidation.references`). References are resolved at HEAD first; only those
-not found there are resolved again at their line's commit (one more parse per such commit).
+HEAD (:mod:`memtui.revalidation.references`). References are resolved at HEAD, and those of lines
+written at an older commit are resolved again as they were at that commit (one more parse per
+such commit, at most :data:`MAX_ANCHOR_PARSES`).
 
 A finding is ``stale`` (moved or deleted since the line was written), ``unresolvable`` (named
 something that did not exist when the line was written either) or ``unverifiable`` (could not
 be checked: a bad path, a commit the clone lacks).
+
+Kept between runs (:mod:`memtui.sources.diskcache`, under the repository's git dir; off with
+``MEMTUI_CACHE=0``): the findings, keyed by HEAD and the contents of the files read; each parse,
+keyed by its commit and those contents (so a new commit that leaves the files alone parses only
+HEAD again); symbol definitions per commit and name (:mod:`memtui.sources.symbol_store`).
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from memtui.revalidation.references import rewrite_reference
-from memtui.revalidation.engine import EvidenceRef, revalidate
 from memtui.sources.gitdiff import GitError, GitRepo
-from memtui.sources.history import blame_commits
 
 __all__ = ["Finding", "LintError", "lint_files", "suggest_diff", "format_findings"]
 
@@ -50,8 +53,8 @@ class Finding:
 
 
 def _parse(files: list[Path], root: Path, rev: str):
-    from memtui.importers.formats import ImportContext
     from memtui.importers.markdown import parse_markdown
+    from memtui.importers.records import ImportContext
 
     return parse_markdown(files, ImportContext(root, rev, root.name))
 
@@ -74,10 +77,60 @@ def _mentions(parsed, root: Path) -> dict[tuple[str, int, str], tuple[dict, tupl
 #: referenced commits first); references of other commits keep their resolution at HEAD.
 MAX_ANCHOR_PARSES = 16
 
+#: warnings of a parse that depends on a file it could not read (created later, it would be read)
+_UNREAD = ("names no file", "cannot be read", "leaves ", "no instruction files")
 
-def lint_files(files: list[Path], repo_dir: Path) -> list[Finding]:
+
+class _Parses:
+    """The memory files' mentions as resolved at a commit (:func:`_parse`, :func:`_mentions`), kept in
+    ``cache`` by (commit, the contents of the files given); an entry is used only while every file the
+    parse read (the files given and those their ``@imports`` follow) has the content it had then."""
+
+    def __init__(self, paths: list[Path], top: Path, cache) -> None:
+        self.paths, self.top, self.cache = paths, top, cache
+        self.read: set[str] = {str(p) for p in paths}  # every file a parse read
+        self._digests: dict[str, str | None] = {}
+        self.parses = 0
+
+    def digest(self, f: str) -> str | None:
+        if f not in self._digests:
+            from memtui.sources.diskcache import file_digest
+
+            self._digests[f] = file_digest(f)
+        return self._digests[f]
+
+    def key(self, rev: str) -> str:
+        from memtui.sources.diskcache import code_fingerprint, key_of
+
+        return key_of("lint-parse-v1", code_fingerprint(), rev, str(self.top),
+                      [(str(p), self.digest(str(p))) for p in self.paths])
+
+    def fresh(self, deps: dict) -> bool:
+        return isinstance(deps, dict) and all(self.digest(f) == d for f, d in deps.items())
+
+    def at(self, rev: str) -> dict[tuple[str, int, str], tuple[dict, tuple[int, int]]]:
+        key = self.key(rev) if self.cache is not None else None
+        got = self.cache.get("parse", key) if key else None
+        if isinstance(got, dict) and self.fresh(got.get("deps")):
+            self.read |= set(got["deps"])
+            return {(f, n, w): (ev, (a, b)) for f, n, w, ev, (a, b) in got["mentions"]}
+        self.parses += 1
+        parsed = _parse(self.paths, self.top, rev)
+        found = _mentions(parsed, self.top)
+        self.read |= set(parsed.files)
+        keep = not any(m in w for w in parsed.warnings for m in _UNREAD) and \
+            not any(Path(f).name == "MEMORY.md" for f in parsed.files)  # an index's links: files that may appear
+        if key and keep:
+            self.cache.put("parse", key, {
+                "deps": {f: self.digest(f) for f in sorted(parsed.files)},
+                "mentions": [[f, n, w, ev, list(lines)] for (f, n, w), (ev, lines) in found.items()]})
+        return found
+
+
+def lint_files(files: list[Path], repo_dir: Path, *, cache: bool = True) -> list[Finding]:
     """Findings for the memory ``files`` (working-tree files inside the checkout ``repo_dir``),
-    sorted by file, line, column. Raises :class:`LintError`."""
+    sorted by file, line, column. ``cache``: read and keep answers between runs (see the module
+    doc). Raises :class:`LintError`."""
     repo_dir = Path(repo_dir).resolve()
     try:
         head = GitRepo(repo_dir).head()
@@ -95,9 +148,40 @@ def lint_files(files: list[Path], repo_dir: Path) -> list[Finding]:
         except ValueError as exc:
             raise LintError(f"{f}: not inside the checkout {top}") from exc
         paths.append(p)
-    texts = {str(p): p.read_text(encoding="utf-8", errors="replace").splitlines() for p in paths}
-    found = _mentions(_parse(paths, top, head), top)
-    blame = {str(p): blame_commits(repo, p.relative_to(top).as_posix()) for p in paths}
+    store = None
+    if cache:
+        from memtui.sources.diskcache import for_checkout
+
+        store = for_checkout(repo)
+    parses = _Parses(paths, top, store)
+    result_key = None
+    if store is not None:
+        from memtui.sources.diskcache import code_fingerprint, key_of
+
+        result_key = key_of("lint-findings-v1", code_fingerprint(), head, str(top),
+                            [(str(p), parses.digest(str(p))) for p in paths])
+        got = store.get("findings", result_key)
+        if isinstance(got, dict) and parses.fresh(got.get("deps")) and isinstance(got.get("findings"), list):
+            names = {f.name for f in fields(Finding)}
+            return [Finding(**{k: v for k, v in f.items() if k in names}) for f in got["findings"]]
+    from memtui.sources.symbol_store import SymbolStore, using
+
+    with using(SymbolStore(store)):
+        findings = _lint(paths, top, repo, head, parses)
+    if result_key is not None:
+        store.put("findings", result_key, {"deps": {f: parses.digest(f) for f in sorted(parses.read)},
+                                           "findings": [asdict(f) for f in findings]})
+    return findings
+
+
+def _lint(paths: list[Path], top: Path, repo: GitRepo, head: str, parses: _Parses) -> list[Finding]:
+    from memtui.revalidation.engine import EvidenceRef, revalidate
+    from memtui.sources.history import blame_commits
+
+    found = parses.at(head)
+    files = sorted({key[0] for key in found} | {str(p) for p in paths})  # with the files @imports followed
+    texts = {f: Path(f).read_text(encoding="utf-8", errors="replace").splitlines() for f in files}
+    blame = {f: blame_commits(repo, Path(f).relative_to(top).as_posix()) for f in files}
     # each reference is checked from the commit that last changed ITS line, resolved as it was then
     where: dict[tuple[str, int, str], tuple[int, int]] = {}
     anchor_of: dict[tuple[str, int, str], str] = {}
@@ -109,7 +193,7 @@ def lint_files(files: list[Path], repo_dir: Path) -> list[Finding]:
             by_commit.setdefault(anchor_of[key], []).append(key)
     ranked = sorted(by_commit.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     for commit, keys in ranked[:MAX_ANCHOR_PARSES]:
-        again = _mentions(_parse(paths, top, commit), top)
+        again = parses.at(commit)
         for key in keys:
             if key in again:
                 found[key] = again[key]
@@ -170,6 +254,8 @@ def _toplevel(repo_dir: Path) -> Path:
 def suggest_diff(findings: list[Finding], repo_dir: Path) -> str:
     """A unified diff (``a/FILE`` / ``b/FILE``, paths relative to the checkout's root) rewriting
     every moved reference and renamed symbol in place."""
+    from memtui.revalidation.references import rewrite_reference
+
     root = _toplevel(Path(repo_dir).resolve())
     out: list[str] = []
     by_file: dict[str, list[Finding]] = {}

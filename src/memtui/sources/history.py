@@ -11,20 +11,25 @@ read at all is empty.
 
 * :meth:`History.tree` — the files and folders at a revision: one ``git ls-tree -r`` per
   revision (cached).
-* :meth:`History.follow` — a path from an anchor commit to HEAD through every rename and
-  deletion on the way: one ``git log --reverse -M --name-status`` over the union of the ranges
-  (cached), plus one ``git rev-list`` per anchor to know which of those commits follow it.
+* :meth:`History.follow` / :meth:`History.follow_many` — paths from an anchor commit to HEAD through
+  every rename and deletion on the way: one ``git log --reverse -M --name-status`` over the union of
+  the ranges (cached), plus one ``git rev-list`` per anchor to know which of those commits follow it;
+  the log is indexed once per anchor by the path each change starts from, so following a path costs
+  its own steps, not the length of the history.
+* :func:`path_fates` — the same for one checkout, one commit and any number of paths.
 """
 
 from __future__ import annotations
 
 import posixpath
+from bisect import bisect_right
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable, Sequence
 
 from memtui.sources.gitdiff import GitError, GitRepo
 
-__all__ = ["Tree", "Step", "Trail", "History", "safe_repo_path", "blame_commits"]
+__all__ = ["Tree", "Step", "Trail", "History", "safe_repo_path", "blame_commits", "path_fates"]
 
 
 def safe_repo_path(path: str | None) -> str | None:
@@ -99,6 +104,7 @@ class History:
         self._log: list[tuple[str, list[tuple[str, str, str | None]]]] | None = None
         self._log_anchors: frozenset[str] = frozenset()
         self._after: dict[str, set[str] | None] = {}
+        self._index: dict[str, dict[str, tuple[list[int], list[tuple[str, str, str | None]]]]] = {}
         self.errors: list[str] = []
 
     # -- trees --------------------------------------------------------------------------------
@@ -149,6 +155,7 @@ class History:
         self._log = entries
         self._log_anchors = frozenset(anchors)
         self._after.clear()
+        self._index.clear()
 
     #: at most this many ``git log -M`` processes over the commits that add and delete (one more per
     #: commit whose renames git cannot compute)
@@ -219,20 +226,43 @@ class History:
         step; a path never touched in between stays itself."""
         if anchor not in self._log_anchors:
             self._read_log(sorted(self._log_anchors | {anchor}))
-        after = self._commits_after(anchor)
+        by_old = self._changes_after(anchor)
         cur: str | None = path
         steps: list[Step] = []
-        for sha, changes in self._log or ():
-            if after is not None and sha not in after:
-                continue
-            for kind, old, new in changes:
-                if cur is not None and old == cur:
-                    steps.append(Step(sha, kind, old, new))
-                    cur = new
-                    break
-            if cur is None:
+        at = -1  # the position in the log of the last step taken: the next one comes later
+        while cur is not None and cur in by_old:
+            positions, changes = by_old[cur]
+            k = bisect_right(positions, at)
+            if k == len(positions):
                 break
+            at = positions[k]
+            sha, kind, new = changes[k]
+            steps.append(Step(sha, kind, cur, new))
+            cur = new
         return Trail(path, cur, tuple(steps))
+
+    def follow_many(self, anchor: str, paths: Iterable[str]) -> dict[str, Trail]:
+        """:meth:`follow` for each of ``paths`` (one log read for all of them)."""
+        return {p: self.follow(anchor, p) for p in dict.fromkeys(paths)}
+
+    def _changes_after(self, anchor: str) -> dict[str, tuple[list[int], list[tuple[str, str, str | None]]]]:
+        """The log's changes in commits after ``anchor``, by the path they start from: path ->
+        (positions in the log, [(commit, R|D, new path)]), in log order, the first change of a path
+        in a commit only (what :meth:`follow` takes)."""
+        if anchor not in self._index:
+            after = self._commits_after(anchor)
+            by_old: dict[str, tuple[list[int], list[tuple[str, str, str | None]]]] = {}
+            for i, (sha, changes) in enumerate(self._log or ()):
+                if after is not None and sha not in after:
+                    continue
+                for kind, old, new in changes:
+                    positions, found = by_old.setdefault(old, ([], []))
+                    if positions and positions[-1] == i:
+                        continue  # a path's first change in a commit is the one followed
+                    positions.append(i)
+                    found.append((sha, kind, new))
+            self._index[anchor] = by_old
+        return self._index[anchor]
 
     def last_change_of(self, anchor: str, paths: Sequence[str], word: str) -> str | None:
         """The newest commit after ``anchor`` that changed how often ``word`` occurs in ``paths``
@@ -347,3 +377,15 @@ def blame_commits(repo: GitRepo, path: str) -> dict[int, str]:
             if sha != "0" * 40:
                 found[int(parts[2])] = sha
     return found
+
+
+def path_fates(checkout: Path | str | GitRepo, since: str, paths: Iterable[str],
+               head: str | None = None) -> dict[str, Trail]:
+    """Where each of ``paths`` (files at commit ``since``) is at ``head`` (default HEAD) of the git
+    checkout ``checkout``: per path its :class:`Trail` (renames followed, the deletion, or unchanged).
+    One ``git log -M --name-status`` pass over the commits since ``since`` for all the paths (and a
+    ``git rev-list``). Raises :class:`~memtui.sources.gitdiff.GitError` when ``checkout`` has no HEAD."""
+    repo = checkout if isinstance(checkout, GitRepo) else GitRepo(Path(checkout))
+    history = History(repo, head or repo.head())
+    history.prepare([since])
+    return history.follow_many(since, paths)

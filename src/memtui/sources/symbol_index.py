@@ -9,6 +9,7 @@ for their texts.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -35,6 +36,11 @@ class Definition:
 #: parses shared by every index of the process (keys are blob ids, so sharing is safe): an import,
 #: then a revalidation at the same HEAD (``memtui lint``), parse each file once.
 _SHARED = SymbolIndex(maxsize=2048)
+
+#: answers per (commit, name) kept between processes while a caller installed one
+#: (:func:`memtui.sources.symbol_store.using`); only full commit ids are looked up there
+STORE = None
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class RepoSymbolIndex:
@@ -72,11 +78,23 @@ class RepoSymbolIndex:
         ~200 distinct last name parts, one ``cat-file --batch``; none when all are memoized."""
         names = list(dict.fromkeys(names))
         todo = [n for n in names if n not in self._memo]
+        store = STORE if STORE is not None and _FULL_SHA.fullmatch(self.rev) else None
+        if todo and store is not None:
+            for n, defs in store.get(self.rev, todo).items():
+                self._memo[n] = [Definition(*d) for d in defs]
+            todo = [n for n in todo if n not in self._memo]
         if todo:
-            self._memo.update(self._lookup(todo))
+            incomplete: list[bool] = []
+            found = self._lookup(todo, incomplete)
+            self._memo.update(found)
+            if store is not None and not incomplete:
+                store.put(self.rev, {n: [(d.name, d.path, d.start_line, d.end_line) for d in defs]
+                                     for n, defs in found.items()})
         return {n: list(self._memo[n]) for n in names}
 
-    def _lookup(self, names: list[str]) -> dict[str, list[Definition]]:
+    def _lookup(self, names: list[str], incomplete: list[bool] | None = None) -> dict[str, list[Definition]]:
+        """``incomplete`` gets an entry when the answer may lack definitions (a limit or an error)."""
+        incomplete = [] if incomplete is None else incomplete
         out: dict[str, list[Definition]] = {n: [] for n in names}
         by_word: dict[str, list[str]] = {}
         for n in names:
@@ -92,17 +110,25 @@ class RepoSymbolIndex:
                 paths |= self.repo.grep_files(self.rev, words[i:i + self.words_per_process],
                                               SOURCE_PATHSPECS)
         except GitError:
+            incomplete.append(True)
             return out
-        paths = sorted(p for p in paths if language_for(p))[:self.max_files]
+        paths = sorted(p for p in paths if language_for(p))
+        if len(paths) > self.max_files:
+            incomplete.append(True)  # which files count depends on the other names asked with these
+            paths = paths[:self.max_files]
         if not paths:
             return out
         try:
             blobs = self.repo.read_blobs((self.rev, p) for p in paths)
         except GitError:
+            incomplete.append(True)
             return out
         for path in paths:
             blob = blobs.get((self.rev, path))
-            if blob is None or blob.binary or len(blob.text) > self.max_bytes:
+            if blob is None:
+                incomplete.append(True)
+                continue
+            if blob.binary or len(blob.text) > self.max_bytes:
                 continue
             for n in self._names_in(blob.text, path, by_word):
                 for span in self.symbols.find_all(blob.text, path, n, key=blob.oid):
