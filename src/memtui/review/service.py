@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, func, select
 
+from memtui.clock import iso, utcnow
 from memtui.domain.decisions import Decision, DecisionError, VersionChanged, review_state_after, target_state
 from memtui.domain.invariants import Actor
 from memtui.domain.states import ALL_STATES
@@ -157,6 +158,9 @@ class ReviewService:
             anchored = reanchor(session, memory, load_evidence(session, memory_id))
             if anchored:
                 event.reason = f"{event.reason}; {anchored}"
+            settled = settle_revalidation(session, memory_id, event.event_id, event.created_at)
+            if settled:  # issue 23 item 3: show, health, recall and MCP read the reviewer's result
+                event.reason = f"{event.reason}; {settled}"
         if decision is Decision.BLOCK:
             from memtui.governance.audit import audit
 
@@ -208,13 +212,17 @@ class ReviewService:
 
             check_rewrite(facts_of(memory, []), actor, "edit")  # issue 21 item 1
             moved: list[Evidence] = []
+            settled_reasons: list[str] = []
             if proposed:
                 reval = session.get(Revalidation, memory_id)
                 if reval is None or not reval.proposed_statement:
                     raise DecisionError(f"{memory_id} has no proposed edit (nothing it names has moved)")
                 text = reval.proposed_statement
-                moved = [e for e in load_evidence(session, memory_id)
-                         if e.reason_code == "path_moved" and e.current_path]
+                rows = load_evidence(session, memory_id)
+                moved = [e for e in rows if e.reason_code == "path_moved" and e.current_path]
+                settled_reasons = [e.status_reason for e in moved if e.status_reason]
+                settled_codes = () if any(e.reason_code == "path_moved" and not e.current_path
+                                          for e in rows) else ("path_moved",)
             text = (text or "").strip()
             if not text:
                 raise DecisionError("the new statement is empty")
@@ -235,6 +243,11 @@ class ReviewService:
             if proposed:
                 reval.proposed_statement = None
                 session.add(reval)
+                settled = settle_revalidation(session, memory_id, None, utcnow(), reasons=settled_reasons,
+                                              codes=settled_codes)
+                if settled:  # issue 23 item 3: its own note, so the edit note keeps its shape (reports)
+                    note = record_note(session, memory, actor, f"accepted edit: {settled}")
+                    reval.job_id = note.event_id
             why = "statement edited" + (" (revalidation's proposal: moved paths)" if proposed else "")
             event = record_note(session, memory, actor, f"{why}: {old!r} -> {text!r}")
             if secrets:
@@ -466,6 +479,41 @@ class ReviewService:
                 select(Memory.repository_id, func.count()).where(Memory.conflict_state == "open"),
                 session, self.viewer).group_by(Memory.repository_id))
             return {repo: n for repo, n in rows}
+
+
+def settle_revalidation(session: Session, memory_id: str, settled_by: str | None, now: datetime, *,
+                        reasons: Sequence[str] | None = None, codes: Sequence[str] = ()) -> str | None:
+    """Record a reviewer's revalidation result as the memory's latest (issue 23 item 3), in the caller's
+    transaction: ``show``, health, recall and MCP read that row, so they agree with the decision.
+
+    ``reasons`` None (an approval): the whole result is settled — status ``valid``, severity ``none``,
+    no reasons, nothing to do. Else (an accepted edit) only those reasons and ``codes`` leave the result;
+    it becomes ``valid`` when no reason is left. ``settled_by``: the history event id that settled it
+    (stored as the result's ``job_id``; None: the caller sets it). Returns the sentence naming the result
+    it replaced, for the history (so the old result stays there), or None when there was nothing to
+    settle (no result, already ``valid``, none of ``reasons`` in it)."""
+    reval = session.get(Revalidation, memory_id)
+    if reval is None or reval.status == "valid":
+        return None
+    old_reasons, old_codes = list(reval.reasons or ()), list(reval.reason_codes or ())
+    left = [] if reasons is None else [r for r in old_reasons if r not in set(reasons)]
+    if reasons is not None and len(left) == len(old_reasons):
+        return None
+    was = (f"revalidation {reval.status} of {iso(reval.checked_at)} settled"
+           + (f" ({', '.join(old_codes)})" if old_codes else "")
+           + (": " + "; ".join(r for r in old_reasons if r not in left) if old_reasons else ""))
+    if left:
+        reval.reasons = left
+        reval.reason_codes = [c for c in old_codes if c not in set(codes)]
+    else:
+        reval.status, reval.severity, reval.recommended_action = "valid", "none", "none"
+        reval.reasons, reval.reason_codes = [], []
+        was += "; now valid"
+    if settled_by is not None:
+        reval.job_id = settled_by
+    reval.checked_at = now
+    session.add(reval)
+    return was
 
 
 def health_json(engine: Engine, viewer: Actor | None, repository_id: str | None = None) -> dict:
