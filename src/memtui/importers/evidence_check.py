@@ -33,6 +33,8 @@ from memtui.domain.states import LIVE_STATES
 
 __all__ = ["EvidenceCheck", "ImportEvidence"]
 
+_LIVE = frozenset(s.value for s in LIVE_STATES)
+
 @dataclass
 class EvidenceCheck:
     """What the import found for one piece of evidence: its status, a reason code and sentence when
@@ -119,11 +121,12 @@ class ImportEvidence:
                 for _, ev in pairs:
                     found[id(ev)] = EvidenceCheck("unverifiable", "checkout_unreadable", str(exc))
         demoted: dict[str, str] = {}
+        live = _LIVE
         for memory, evidence in records:
             for ev in evidence:
                 got = found.get(id(ev), EvidenceCheck())
                 ev["status"], ev["reason_code"], ev["status_reason"] = got.status, got.reason_code, got.reason
-            if memory.get("state") in {s.value for s in LIVE_STATES} and not any(
+            if memory.get("state") in live and not any(
                     found.get(id(ev), EvidenceCheck()).resolves for ev in evidence):
                 why = self._why(memory, evidence, found)
                 memory["state"], memory["review_state"] = "candidate", "pending"

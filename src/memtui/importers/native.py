@@ -20,6 +20,7 @@ import os
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from queue import Empty
 from typing import Any, Callable, Iterable, Iterator
@@ -259,19 +260,32 @@ _SCOPE_FIELDS = {  # column -> the record's own field, per shape (issue 21, item
 def _canonical_scope(kind: str, memory: dict, evidence: list[dict]) -> list[tuple[str, str]]:
     """Put the record's tenant, repository, module path and evidence repositories in canonical form
     in place (:mod:`memtui.domain.scopes`, issue 21 item 2); (field, why) of each that cannot be."""
-    from memtui.domain.scopes import NotCanonical, canonical_key, canonical_module_path
-
     problems: list[tuple[str, str]] = []
     names = _SCOPE_FIELDS[kind]
-    targets = [(memory, col, names[col], canonical_module_path if col == "module_path" else canonical_key)
-               for col in ("tenant_id", "repository_id", "module_path")]
-    targets += [(e, "repository_id", f"evidence[{i}].repositoryId", canonical_key) for i, e in enumerate(evidence)]
-    for row, col, fld, norm in targets:
-        try:
-            row[col] = norm(row.get(col), fld)
-        except NotCanonical as exc:
-            problems.append((fld, exc.detail))
+    targets = [(memory, col, names[col], col == "module_path") for col in ("tenant_id", "repository_id", "module_path")]
+    targets += [(e, "repository_id", f"evidence[{i}].repositoryId", False) for i, e in enumerate(evidence)]
+    for row, col, fld, module in targets:
+        value = row.get(col)
+        if value is None:
+            continue
+        canonical, detail = _canonical(value, module)
+        if detail is None:
+            row[col] = canonical
+        else:
+            problems.append((fld, detail))
     return problems
+
+
+@lru_cache(maxsize=4096)
+def _canonical(value: Any, module: bool) -> tuple[str | None, str | None]:
+    """(canonical form, None) of a scope key (``module``: a module path), or (None, why not): the same
+    few tenants, repositories and modules come in every record, so each is checked once."""
+    from memtui.domain.scopes import NotCanonical, canonical_key, canonical_module_path
+
+    try:
+        return (canonical_module_path if module else canonical_key)(value, ""), None
+    except NotCanonical as exc:
+        return None, exc.detail
 
 
 def _text_problems(kind: str, memory: RowView, evidence: list[RowView]) -> list[tuple[str, str]]:
@@ -529,6 +543,7 @@ class RecordWriter:
         screened = []
         demoted = self.evidence_check.check([(p.memory, p.evidence) for p in pending
                                              if p.memory["memory_id"] not in existing])
+        names: dict[str, str] = {}
         for p in pending:
             mid = p.memory["memory_id"]
             if mid in existing:
@@ -543,7 +558,8 @@ class RecordWriter:
             why = f"; {demoted[mid]}" if mid in demoted else ""
             try:
                 event = admit_row(self.session, p.memory, p.evidence, self.actor,
-                                  f"imported from {Path(p.path).name} record {p.index + 1}" + why
+                                  f"imported from {names.get(p.path) or names.setdefault(p.path, Path(p.path).name)} "
+                                  f"record {p.index + 1}" + why
                                   + blocked_note(p.screen))
             except LifecycleError as exc:
                 report.rejected.append(RecordError(p.path, p.index, p.line, mid, "state", str(exc)))

@@ -215,16 +215,21 @@ def _any_secret(memory, evidence) -> bool:
     one. Each distinct string is scanned once (:func:`memtui.safety.secrets.scan_cached`), the same scan
     the full screening does, so False means the full screening finds nothing."""
     strings: list[str] = []
-    for col in _MEMORY_SCANNED:
-        _strings(_get(memory, col), strings, True)
-    for col in REDACTED_FIELDS:
-        _strings(_get(memory, col), strings, False)
-    for e in evidence:
-        for col in _EVIDENCE_SCANNED:
-            _strings(_get(e, col), strings, True)
-        for col in EVIDENCE_REDACTED:
-            _strings(_get(e, col), strings, False)
-    return any(scan_cached(t) for t in dict.fromkeys(strings))
+    add = strings.append
+    for obj, whole, redacted in ((memory, _MEMORY_SCANNED, REDACTED_FIELDS),
+                                 *((e, _EVIDENCE_SCANNED, EVIDENCE_REDACTED) for e in evidence)):
+        row = obj.row if isinstance(obj, RowView) else None
+        for hexish, columns in ((True, whole), (False, redacted)):
+            for col in columns:
+                value = row.get(col) if row is not None else getattr(obj, col, None)
+                if not value:
+                    continue
+                if value.__class__ is str:
+                    if hexish or not _HEXISH.fullmatch(value):
+                        add(value)
+                else:
+                    _strings(value, strings, hexish)
+    return any(map(scan_cached, set(strings)))
 
 
 def _screen_personal(memory, evidence, personal: bool) -> Screening:
