@@ -73,8 +73,8 @@ def new_row(model: type[SQLModel], **values: Any) -> dict[str, Any]:
 def insert_many(connection: sa.Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
     """Insert ``rows`` (column dicts with the same keys) into ``table``.
 
-    On SQLite: multi-row ``INSERT ... VALUES (...), (...)`` statements of as many rows as the
-    connection's variable limit allows, the statement compiled once per size and each value passed
+    On SQLite: multi-row ``INSERT ... VALUES (...), (...)`` statements of :data:`_STATEMENT_ROWS` rows
+    (the rest in halving sizes), the statement compiled once per size and each value passed
     through its column type's bind processor, as SQLAlchemy would. One statement per row (the driver's
     executemany) made FTS5 flush its pending terms after every row (the statement savepoint), which cost
     four times the rest of the insert. Rows with differing keys, and PostgreSQL (whose batched
@@ -96,10 +96,20 @@ def insert_many(connection: sa.Connection, table: sa.Table, rows: list[dict[str,
                 vals[i] = fn(vals[i])
         flat.extend(vals)
     width = len(order)
-    per = max(1, _variable_limit(connection) // width)
-    for start in range(0, len(rows), per):
-        n = min(per, len(rows) - start)
+    per = _STATEMENT_ROWS
+    while per > 1 and per * width > _variable_limit(connection):
+        per //= 2
+    start = 0
+    while start < len(rows):
+        n = per
+        while n > len(rows) - start:
+            n //= 2  # the rest in halving sizes: a few statement texts, so the driver's cache holds them all
         connection.exec_driver_sql(head + ",".join([values] * n), tuple(flat[start * width:(start + n) * width]))
+        start += n
+
+
+#: Rows per INSERT statement on SQLite (halved until the statement's ``?`` fit the variable limit).
+_STATEMENT_ROWS = 256
 
 
 def _variable_limit(connection: sa.Connection) -> int:
