@@ -80,12 +80,10 @@ def import_(
         raise _fail(str(exc), 2)
     if repo is not None:
         # the checkout the evidence points into is the one maintenance must read: register it
-        from memtui.maintenance.repositories import register_repository
-        from memtui.sources.git import SourceError, head_sha
+        from memtui.maintenance.repositories import SourceError, register_checkout
 
         try:
-            head_sha(repo)
-            register_repository(engine, repository_id or repo.resolve().name, repo)
+            register_checkout(engine, repository_id or repo.resolve().name, repo)
         except SourceError:
             pass
     extra = [f"{k} {len(getattr(report, k))}" for k in ("superseded", "withdrawn") if getattr(report, k, None)]
@@ -122,8 +120,8 @@ def demo(
 ) -> None:
     """Clone the sample order-service repository, load its memories, run maintenance, then open the TUI."""
     from memtui.importers.native import ImportRefused
+    from memtui.maintenance.repositories import SourceError
     from memtui.sample import SampleDataMissing, set_up_demo
-    from memtui.sources.git import SourceError
 
     workdir.mkdir(parents=True, exist_ok=True)  # the demo's own folder (its store may live in it)
     engine = _engine(db)
@@ -161,8 +159,7 @@ def repo_add(
     db: DbOpt = None,
 ) -> None:
     """Register a repository checkout (``repo add NAME PATH``) or list them (``repo list``)."""
-    from memtui.maintenance.repositories import list_repositories, register_repository
-    from memtui.sources.git import SourceError, head_sha
+    from memtui.maintenance.repositories import SourceError, list_repositories, register_checkout
 
     engine = _engine(db)
     if action == "list":
@@ -174,14 +171,12 @@ def repo_add(
         return
     if action != "add" or not name or not path:
         raise _fail("usage: memtui repo add NAME PATH | memtui repo list", 2)
-    try:
-        head_sha(path)
-    except SourceError as exc:
-        raise _fail(str(exc))
     from memtui.safety.guard import SecretInComment
 
     try:
-        register_repository(engine, name, path, tenant_id=tenant)
+        register_checkout(engine, name, path, tenant_id=tenant)
+    except SourceError as exc:  # not a git checkout with a commit
+        raise _fail(str(exc))
     except SecretInComment as exc:  # issue 21 item 4
         raise _fail(str(exc))
     _echo(f"registered {name} at {path.resolve()}")

@@ -8,7 +8,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from memtui.clock import utcnow
+from memtui.sources.git import SourceError
 from memtui.store.models import Repository
+
+__all__ = ["SourceError", "list_repositories", "register_checkout", "register_repository"]
 
 
 def register_repository(engine: Engine, repository_id: str, checkout_path: Path | str | None,
@@ -33,6 +36,18 @@ def register_repository(engine: Engine, repository_id: str, checkout_path: Path 
             repo.checkout_path, repo.tenant_id = path, tenant_id
         session.add(repo)
         return repo
+
+
+def register_checkout(engine: Engine, repository_id: str, checkout: Path | str, tenant_id: str = "default") -> str:
+    """:func:`register_repository` once git reads a commit in ``checkout`` (the CLI's ``repo add`` and
+    ``import --repo``: the CLI reaches git only through here). Returns that HEAD's sha. Raises
+    :class:`SourceError` (re-exported from :mod:`memtui.sources.git`) when ``checkout`` is no git
+    checkout with a commit; nothing is registered then. Otherwise raises as :func:`register_repository`."""
+    from memtui.sources.git import head_sha
+
+    head = head_sha(checkout)
+    register_repository(engine, repository_id, checkout, tenant_id=tenant_id)
+    return head
 
 
 def list_repositories(engine: Engine) -> list[tuple[str, str, str | None]]:
