@@ -127,10 +127,13 @@ class _Parses:
         return found
 
 
-def lint_files(files: list[Path], repo_dir: Path, *, cache: bool = True) -> list[Finding]:
+def lint_files(files: list[Path], repo_dir: Path, *, cache: bool = True, stats: dict | None = None) -> list[Finding]:
     """Findings for the memory ``files`` (working-tree files inside the checkout ``repo_dir``),
     sorted by file, line, column. ``cache``: read and keep answers between runs (see the module
-    doc). Raises :class:`LintError`."""
+    doc). ``stats``, when given, gets ``cached`` (whether a cache was there to use), ``from_cache``
+    (the findings were kept ones), ``parses`` (files parsed, not read back) and ``symbol_lookups``
+    (names looked up in git, not read back). Raises :class:`LintError`."""
+    stats = {} if stats is None else stats
     repo_dir = Path(repo_dir).resolve()
     try:
         head = GitRepo(repo_dir).head()
@@ -154,6 +157,7 @@ def lint_files(files: list[Path], repo_dir: Path, *, cache: bool = True) -> list
 
         store = for_checkout(repo)
     parses = _Parses(paths, top, store)
+    stats.update(cached=store is not None, from_cache=False, parses=0, symbol_lookups=0)
     result_key = None
     if store is not None:
         from memtui.sources.diskcache import code_fingerprint, key_of
@@ -163,11 +167,13 @@ def lint_files(files: list[Path], repo_dir: Path, *, cache: bool = True) -> list
         got = store.get("findings", result_key)
         if isinstance(got, dict) and parses.fresh(got.get("deps")) and isinstance(got.get("findings"), list):
             names = {f.name for f in fields(Finding)}
+            stats["from_cache"] = True
             return [Finding(**{k: v for k, v in f.items() if k in names}) for f in got["findings"]]
     from memtui.sources.symbol_store import SymbolStore, using
 
-    with using(SymbolStore(store)):
+    with using(SymbolStore(store)) as symbols:
         findings = _lint(paths, top, repo, head, parses)
+    stats.update(parses=parses.parses, symbol_lookups=symbols.misses)
     if result_key is not None:
         store.put("findings", result_key, {"deps": {f: parses.digest(f) for f in sorted(parses.read)},
                                            "findings": [asdict(f) for f in findings]})

@@ -20,7 +20,8 @@ __all__ = ["SymbolStore", "using"]
 
 
 class SymbolStore:
-    """Definitions by ``(commit, name)``: a memory layer over ``cache`` (None: memory only)."""
+    """Definitions by ``(commit, name)``: a memory layer over ``cache`` (None: memory only). ``hits`` /
+    ``misses``: names asked that it had / did not have (then looked up in git)."""
 
     def __init__(self, cache: DiskCache | None) -> None:
         self.cache = cache
@@ -40,10 +41,12 @@ class SymbolStore:
 
     def get(self, commit: str, names: Iterable[str]) -> dict[str, list[tuple[str, str, int, int]]]:
         """The names known at ``commit``: name -> [(qualified name, path, start, end)] (maybe empty)."""
+        names = list(names)
         with self._lock:
             known = self._load(commit)
             out = {n: [tuple(d) for d in known[n]] for n in names if n in known}
             self.hits += len(out)
+            self.misses += len(names) - len(out)
             return out
 
     def put(self, commit: str, found: dict[str, list[tuple[str, str, int, int]]]) -> None:
@@ -51,7 +54,6 @@ class SymbolStore:
         if not found:
             return
         with self._lock:
-            self.misses += len(found)
             known = self._load(commit)
             if self.cache is not None:  # another process may have added names meanwhile
                 got = self.cache.get("defs", self._key(commit))
