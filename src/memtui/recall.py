@@ -813,7 +813,7 @@ def _rank(session: Session, data: _Pool, task: str, task_ids: set[str], rscope: 
     scores = data.index.scores(task)
     # rounding moves a score by at most 5e-5: every member whose rounded score may reach the threshold
     near = np.flatnonzero(scores >= min_relevance - 1e-4)
-    rounded = np.array([round(x, 4) for x in scores[near].tolist()], dtype=np.float64)
+    rounded = _round4(scores[near])
     keep = rounded >= min_relevance
     positions, rel = near[keep], rounded[keep]
     overrides: dict[int, int] = {}  # position -> subject code: the task's identifier it shares
@@ -824,7 +824,7 @@ def _rank(session: Session, data: _Pool, task: str, task_ids: set[str], rscope: 
         extra = np.array(sorted((own & named) - relevant), dtype=np.int64)  # relevant by that alone
         if len(extra):
             positions = np.concatenate([positions, extra])
-            rel = np.concatenate([rel, [round(x, 4) for x in scores[extra].tolist()]])
+            rel = np.concatenate([rel, _round4(scores[extra])])
         own &= relevant | named
         if own:
             scoped.ensure(np.array(sorted(own), dtype=np.int64))
@@ -861,6 +861,19 @@ def _rank(session: Session, data: _Pool, task: str, task_ids: set[str], rscope: 
     exclusions = _Exclusions(scoped, x_pos.tolist(), x_rel.tolist(), (x_place == _OVER_LIMIT).tolist(), overrides)
     conflicted = [exclusions[k] for k in np.flatnonzero(x_place == _CONFLICTED).tolist()]
     return included, exclusions, _array_summary(scoped, x_pos, x_place, overrides, exclusions, limit), conflicted
+
+
+def _round4(values):
+    """``round(x, 4)`` of each value (a numpy array), as Python rounds: numpy's rounding (scale, round half
+    to even, unscale) gives the same double except where the scaled value lies within a hair of a
+    half, which are rounded again one by one."""
+    import numpy as np
+
+    out = np.round(values, 4)
+    scaled = values * 1e4
+    for k in np.flatnonzero(np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6).tolist():
+        out[k] = round(float(values[k]), 4)
+    return out
 
 
 def _array_summary(scoped: "_Scoped", positions, places, overrides: dict, exclusions: "_Exclusions",
