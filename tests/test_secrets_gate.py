@@ -134,3 +134,25 @@ def test_screening_shortcut_equals_the_step_by_step_screening(personal):
         assert results[0] == results[1], memory
         checked += 1
     assert checked == len(_records())
+
+
+def test_the_gate_in_words_and_shapes_is_the_gate_regex():
+    """:func:`secrets._cue_in_lower` (substring tests, then the patterned branches) answers as the
+    regex :data:`secrets._GATE_ASCII_LOWER` does: every branch of the regex is one of its words or one
+    of its patterns, and on texts built from the branches' own pieces and near misses they agree."""
+    branches = secrets._GATE_ASCII_LOWER.pattern.split("|")
+    assert sorted(b.replace(r"\.", ".") for b in branches) == sorted(secrets._GATE_LITERALS + secrets._GATE_PATTERNED)
+    pieces = list(secrets._GATE_LITERALS) + ["-u", " -u", "\t-a ", " -a", "-a\n", "ghp_", "gh_", "ghx_", "sk", "ap",
+                                             "ap3", "apg", "12345678:", "1234567:", "123456789012:", "a1b2c3d4",
+                                             "0123456789abcdef", " ", "_", ":", ".", "/", "x", "q"]
+    rng = random.Random(5)
+    texts = ["", "plain words only", "ap3" + "q" * 8, "ap3" + "q" * 7, "sk" + "z" * 32, "sk" + "z" * 31]
+    for _ in range(20000):
+        parts = [rng.choice(pieces) for _ in range(rng.randint(1, 10))]
+        texts.append("".join(p[: rng.randint(1, len(p))] if rng.random() < 0.3 else p for p in parts))
+    bench = _bench_secrets()
+    for split in ("tune", "blind"):
+        positives, negatives = bench.load(split)
+        texts += [t.lower() for t in positives + [line for _, line in negatives] if t.isascii()]
+    for low in texts:
+        assert secrets._cue_in_lower(low) == (secrets._GATE_ASCII_LOWER.search(low) is not None), low
