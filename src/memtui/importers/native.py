@@ -141,7 +141,6 @@ def _evidence_rows(memory_id: str, items: list[EvidenceIn]) -> list[dict]:
 
 def _to_rows(kind: str, data: Any, source: str) -> tuple[dict, list[dict]]:
     """Validate ``data`` as ``kind`` and build the column dicts of its rows; raises pydantic ValidationError."""
-    now = utcnow()
     if kind == "memory":
         r = MemoryIn.model_validate(data)
         proposer = r.proposedBy
@@ -154,7 +153,7 @@ def _to_rows(kind: str, data: Any, source: str) -> tuple[dict, list[dict]]:
             origin=r.origin, proposer_type=proposer.type if proposer else None,
             proposer_id=(proposer.id or proposer.workflowRunId) if proposer else None,
             tags=r.tags, invalidation_policy=[dict(p) for p in r.invalidationPolicy],
-            created_at=r.createdAt or now, last_validated_at=r.lastValidatedAt, last_used_at=r.lastUsedAt,
+            created_at=r.createdAt or utcnow(), last_validated_at=r.lastValidatedAt, last_used_at=r.lastUsedAt,
             expires_at=r.expiresAt, expires_after_days=r.expiresAfterDays,
             review_after_days=r.reviewAfterDays, superseded_by=r.supersededBy, import_source=source,
         )
@@ -171,7 +170,7 @@ def _to_rows(kind: str, data: Any, source: str) -> tuple[dict, list[dict]]:
             proposer_type=proposer.type if proposer else None,
             proposer_id=(proposer.id or proposer.workflowRunId) if proposer else None,
             promotion_status=c.validation.status, tags=c.tags,
-            invalidation_policy=[dict(p) for p in c.invalidationPolicy], created_at=c.createdAt or now,
+            invalidation_policy=[dict(p) for p in c.invalidationPolicy], created_at=c.createdAt or utcnow(),
             expires_after_days=c.expiresAfterDays, review_after_days=c.reviewAfterDays, import_source=source,
         )
         return m, _evidence_rows(m["memory_id"], c.evidence)
@@ -185,7 +184,7 @@ def _to_rows(kind: str, data: Any, source: str) -> tuple[dict, list[dict]]:
         failure_class=a.failure_class.value, failure_type=a.failure_type,
         promotion_status=a.promotion_status, requires_human_review=a.requires_human_review,
         root_cause_summary=a.root_cause_summary, verification_probe=a.verification_probe_candidate,
-        source_action_ids=a.source_action_ids, created_at=a.created_at or now, import_source=source,
+        source_action_ids=a.source_action_ids, created_at=a.created_at or utcnow(), import_source=source,
     )
     ev = [EvidenceIn(type="ref", ref=ref) for ref in a.evidence_refs]
     return m, _evidence_rows(m["memory_id"], ev)
