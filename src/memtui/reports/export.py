@@ -172,7 +172,8 @@ def parse_agents_md(text: str) -> list[tuple[str, str]]:
 _SPECIAL_TABLES = ("repository", "memory", "evidence", "memory_state_history", "integrity_chain", "integrity_head")
 #: Tables an export never carries: API tokens (their hashes are credentials' fingerprints; issue 21 item 8).
 #: Tokens are issued again after ``import-store``.
-_NOT_EXPORTED = ("api_token",)
+#: The store-wide change counter (:mod:`memtui.store.changes`) belongs to each store: the target's own moves.
+_NOT_EXPORTED = ("api_token", "store_change")
 #: Memory columns the native record shape does not carry; exported beside it and restored verbatim.
 _MEMORY_EXTRAS = ("proposer_type", "proposer_id", "failure_class", "failure_type", "promotion_status",
                   "requires_human_review", "root_cause_summary", "verification_probe", "source_action_ids",
