@@ -522,6 +522,17 @@ def warm(engine: Engine, within: "Scope | None" = None, viewer: Actor | None = N
         return min(len(repos), most)
 
 
+def warm_quietly(engine: Engine, within: "Scope | None", viewer: Actor | None, who: str) -> None:
+    """:func:`warm` as a server's background thread runs it: an error is one line on stderr naming
+    ``who`` (a warm-up is only ever a head start; the recalls read what they need themselves)."""
+    try:
+        warm(engine, within, viewer)
+    except Exception as exc:  # noqa: BLE001
+        import sys
+
+        print(f"{who}: warm-up skipped: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+
+
 def clear_caches() -> None:
     """Forget every pool and store fact kept in this process (the next recall reads the store)."""
     with _POOLS_LOCK:

@@ -169,15 +169,10 @@ def _decode_cursor(cursor: str) -> tuple[int, str]:
 
 
 def _warm(engine: Engine) -> None:
-    """:func:`memtui.recall.warm` for agents (and every viewer who sees what they see); best effort."""
-    try:
-        from memtui.recall import warm
+    """Recall's warm-up for agents (and every viewer who sees what they see)."""
+    from memtui.recall import warm_quietly
 
-        warm(engine, None, Actor(type="agent", id="api"))
-    except Exception as exc:  # noqa: BLE001 -- a warm-up is only ever a head start
-        import sys
-
-        print(f"memtui serve: warm-up skipped: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+    warm_quietly(engine, None, Actor(type="agent", id="api"), "memtui serve")
 
 
 def create_app(engine: Engine) -> FastAPI:

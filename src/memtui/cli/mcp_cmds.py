@@ -45,16 +45,25 @@ def mcp_command(
     served = parsed if parsed is not None and parsed.tenant is not None else None
 
     def build():
-        """In the loader thread: the store, the SDK's server, then the recall warm-up."""
+        """In the loader thread: the store, then the recall warm-up in a thread of its own while the SDK
+        loads and its server is built (a recall waits for both)."""
+        import threading
+
         from memtui.domain.invariants import Actor
-        from memtui.mcp_server.server import DEFAULT_AGENT, build_server
-        from memtui.recall import warm
 
         store = engine if engine is not None else _engine(db)
-        server = build_server(store, scope=parsed, allow_propose=allow_propose, actor=actor)
-        agent = Actor(type="agent", id=actor or DEFAULT_AGENT)  # what visibility reads of any agent: its type
-        return server, lambda: warm(store, served, agent)
+        agent = Actor(type="agent", id=actor or "mcp-client")  # all visibility reads of an agent is its type
+        threading.Thread(target=_warm, args=(store, served, agent), name="memtui-mcp-warm", daemon=True).start()
+        from memtui.mcp_server.server import build_server
+
+        return build_server(store, scope=parsed, allow_propose=allow_propose, actor=actor)
 
     from memtui.mcp_server.stdio import serve
 
     serve(build, served.label if served is not None else "the whole store")
+
+
+def _warm(engine, within, agent) -> None:
+    from memtui.recall import warm_quietly  # imported in the warm-up thread, not before the SDK
+
+    warm_quietly(engine, within, agent, "memtui mcp")

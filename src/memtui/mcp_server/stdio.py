@@ -2,8 +2,8 @@
 
 Importing the SDK costs 1-3 s on this machine (its protocol types for every revision), opening the
 store and reading recall's pool of 10,000 memories as much again. So :func:`serve` starts a
-background thread that does all of that -- the SDK, the store, :func:`build_server`, then the
-recall warm-up (:func:`memtui.recall.warm`) -- while the main thread reads the client's first
+background thread that does all of that -- the store, the recall warm-up (:func:`memtui.recall.warm`,
+in a thread of its own), the SDK and its server -- while the main thread reads the client's first
 message: an ``initialize`` request of a revision in :data:`HANDSHAKE_VERSIONS` is answered at once
 with what the SDK answers (the same capabilities, server info and instructions;
 tests/test_mcp_startup.py compares the two). When the SDK is loaded its server runs over the same
@@ -90,32 +90,26 @@ def _claim_stdio():
 
 
 class _Loader(threading.Thread):
-    """Builds the SDK server (``ready`` then set), then warms recall; an error is kept for the main thread."""
+    """Runs ``build`` (``ready`` set when done); its error is kept for the main thread."""
 
-    def __init__(self, build: Callable[[], tuple[Any, Callable[[], None]]]):
+    def __init__(self, build: Callable[[], Any]):
         super().__init__(name="memtui-mcp-loader", daemon=True)
         self.build, self.server, self.error = build, None, None
         self.ready = threading.Event()
 
     def run(self) -> None:
         try:
-            self.server, warm = self.build()
+            self.server = self.build()
         except BaseException as exc:  # noqa: BLE001 -- re-raised in the main thread (typer.Exit among them)
             self.error = exc
-            self.ready.set()
-            return
         self.ready.set()
-        try:
-            warm()
-        except Exception as exc:  # noqa: BLE001 -- a warm-up is only ever a head start
-            print(f"memtui mcp: warm-up skipped: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
 
 
-def serve(build: Callable[[], tuple[Any, Callable[[], None]]], where: str) -> None:
-    """Serve MCP over stdio: ``build()`` (run in the loader thread) returns the SDK server
-    (:func:`memtui.mcp_server.server.build_server`) and a warm-up to run after it; ``where`` is
-    what the instructions say the server serves. Returns when the client closes the connection;
-    an error of ``build`` is raised here."""
+def serve(build: Callable[[], Any], where: str) -> None:
+    """Serve MCP over stdio: ``build()`` (run in the loader thread; it may start the recall warm-up)
+    returns the SDK server (:func:`memtui.mcp_server.server.build_server`); ``where`` is what the
+    instructions say the server serves. Returns when the client closes the connection; an error of
+    ``build`` is raised here."""
     wire_in, wire_out = _claim_stdio()
     fast = os.environ.get("MEMTUI_MCP_FAST_INIT", "1").strip().lower() not in ("0", "off", "no", "false")
     version = server_version() if fast else None  # before the loader competes for the interpreter
