@@ -101,22 +101,96 @@ def _common_module(paths: list[str | None]) -> str | None:
     return "/".join(common) or None
 
 
+#: Rich markup tags: a closing tag, or an opening style tag (``[bold]``, ``[link=URL]``, ``[red on white]``).
+_STYLE_WORDS = ("bold|b|italic|i|underline|u|strike|s|dim|d|reverse|r|blink|conceal|overline|o|code|link|"
+                "black|red|green|yellow|blue|magenta|cyan|white|bright_\\w+|grey\\d*|gray\\d*|#[0-9a-f]{3,6}|not|on")
+_RICH_TAG = re.compile(rf"\[/(?:[^\[\]]*)\]|\[@?(?:{_STYLE_WORDS})(?:[ =][^\[\]]*)?\]", re.I)
+_MD_LINK = re.compile(r"\[([^\[\]]+)\]\([^()\s]*\)")  # [text](url) -> text
+_MD_REF = re.compile(r"(?<![\w\]])\[([^\[\]\s]+)\](?![\[(])")  # [ADR-012] -> ADR-012 (not rules[0..n])
+_MD_EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|__)(?=\S)(.+?)(?<=\S)\1(?![\w*])|(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)")
+_BACKTICKS = re.compile(r"`+([^`]+)`+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*_\[])")
+_SEE = re.compile(r",?\s*\(?\bsee\s+(?P<names>[^;()]+?)\)?$", re.I)
+
+
+def plain_text(text: str) -> str:
+    """``text`` without markup: Rich tags (``[bold]x[/bold]`` -> ``x``), markdown links, emphasis and
+    backticks (``**x**``, ``_x_``, `` `rules[0..n]` `` -> ``x``, ``rules[0..n]``); code names stay as written
+    (``snake_case``, ``rules[0..n]``); whitespace collapsed."""
+    out = _RICH_TAG.sub("", text)
+    out = _MD_LINK.sub(r"\1", out)
+    out = _BACKTICKS.sub(r"\1", out)
+    out = _MD_EMPHASIS.sub(lambda m: m.group(2) if m.group(2) is not None else m.group(3), out)
+    out = _MD_REF.sub(r"\1", out)
+    return " ".join(out.split())
+
+
 def _sentence(text: str) -> str:
     text = " ".join(text.split()).rstrip(".;")
     return text
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[\w.\[\]-]+", text.lower()))
+
+
+def _facts(statement: str, subject: str) -> list[str]:
+    """The sentences of one member, markup stripped, without a trailing "see" reference to ``subject`` alone."""
+    out = []
+    for sentence in _SENTENCE_END.split(plain_text(statement)):
+        sentence = _sentence(sentence)
+        see = _SEE.search(sentence)
+        if see:
+            names = [n.strip() for n in re.split(r",\s*|\s+and\s+", see.group("names")) if n.strip()]
+            kept = [n for n in names if n.rstrip(".") != subject]
+            if len(kept) < len(names):
+                tail = f", see {' and '.join(kept)}" if kept else ""
+                sentence = sentence[:see.start()] + tail
+        if sentence:
+            out.append(sentence)
+    return out
+
+
+def _lower_first(fact: str) -> str:
+    first = fact.split()[0] if fact.split() else ""
+    if first[:1].isupper() and not identifiers_of(first) and not first.isupper():
+        return fact[:1].lower() + fact[1:]  # "New rules ..." -> "new rules ..." after the subject's colon
+    return fact
+
+
 def propose_statement(statements: list[str], shared: list[str]) -> str:
-    """A single statement from the members': ``"<Subject>: a; b; and c."`` — the reviewer edits it
-    before accepting when it should read better (a proposal, never applied without review)."""
-    parts = [_sentence(s) for s in statements]
-    subject = shared[0] if shared else "Related facts"
-    if len(parts) > 1:
-        first_word = parts[-1].split()[0] if parts[-1].split() else ""
-        if first_word[:1].isupper() and not identifiers_of(first_word) and not first_word.isupper():
-            parts[-1] = parts[-1][:1].lower() + parts[-1][1:]  # "New rules ..." -> "and new rules ..."
-        parts[-1] = "and " + parts[-1]
-    return f"{subject}: {'; '.join(parts)}."
+    """One statement from the members' own words (extractive): ``"<Subject>: fact; fact; fact."``.
+
+    Markup is stripped (:func:`plain_text`); each distinct fact is kept once (a sentence whose words all
+    occur in another kept sentence is dropped); a fact whose grammatical subject is the shared subject
+    loses it (``"RuleRegistry holds X"`` -> ``"holds X"``) and comes first; a trailing "see <subject>"
+    is dropped. Never longer than the members' texts joined by spaces: else the facts joined without the
+    subject, else the stripped members themselves. The reviewer edits it before accepting."""
+    subject = shared[0] if shared else ""
+    facts: list[str] = []
+    for s in statements:
+        for fact in _facts(s, subject):
+            if fact not in facts:
+                facts.append(fact)
+    words = [_words(f) for f in facts]
+    distinct = [f for i, f in enumerate(facts)
+                if not any(j != i and words[i] <= words[j] and (words[i] < words[j] or j < i) for j in range(len(facts)))]
+    budget = len(" ".join(" ".join(s.split()) for s in statements))
+    if subject:
+        about, rest = [], []
+        for f in distinct:
+            lead = next((f[len(subject) + len(sep):] for sep in (": ", " ") if f.startswith(subject + sep)), "")
+            if lead:
+                about.append(lead)
+            else:
+                rest.append(_lower_first(f))
+        text = f"{subject}: {'; '.join(about + rest)}."
+        if len(text) <= budget:
+            return text
+    text = "; ".join(distinct) + "."
+    if len(text) <= budget:
+        return text
+    return " ".join(plain_text(s) for s in statements)
 
 
 def propose(candidates: list[CompactionCandidate]) -> list[Proposal]:

@@ -21,7 +21,8 @@ STALE_STATUSES = ("changed", "deleted", "unverifiable")
 
 def propose_compactions(engine: Engine, now: datetime, *, repository_id: str | None = None,
                         dry_run: bool = False) -> JobResult:
-    """Write new compaction proposals; open proposals whose group no longer qualifies become ``stale``.
+    """Write new compaction proposals; open proposals whose group no longer qualifies become ``stale``;
+    an open one found again takes the statement proposed now (so a second run changes nothing).
 
     A proposal already decided (accepted or rejected) is never proposed again. Idempotent.
     """
@@ -72,6 +73,12 @@ def propose_compactions(engine: Engine, now: datetime, *, repository_id: str | N
 
         new = [{"proposalId": pid, "members": list(proposed[pid].members)} for pid in sync_proposals(
             session, result, existing, proposed, build, repository_id=repository_id, dry_run=dry_run)]
+        if not dry_run:  # an open proposal found again takes the text proposed now (a better rule, edited members)
+            for pid, row in existing.items():
+                if pid in proposed and row.status == "open" and row.proposed_statement != proposed[pid].statement:
+                    row.proposed_statement = proposed[pid].statement
+                    session.add(row)
+                    result.updated += 1
         result.changes = new
         result.summary = {"proposals": len(proposals), "new": len(new)}
     return result
