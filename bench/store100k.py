@@ -13,9 +13,11 @@ and ``import_peak_rss_mb`` (the whole ``memtui import`` process, from ``os.wait4
 in the store), ``load_avg_1m`` (the machine is shared: wall time follows its load), and
 ``baseline``: the same import by the code before the streaming import (commit ``BASELINE_COMMIT``,
 checked out of git into a temporary folder) on ``--baseline-n`` records, beside the figures first
-measured for 100,000 records with that code.
+measured for 100,000 records with that code; and ``split``: an import of ``--split-n`` records run in
+one interpreter with its CPU time split between the writing process and the forked reader
+(:func:`split_cpu`: on two free cores the wall time is about the larger of the two).
 
-    .venv/bin/python bench/store100k.py [--n 100000] [--baseline-n 10000 | --no-baseline] [--rebuild]
+    .venv/bin/python bench/store100k.py [--n 100000] [--baseline-n 10000 | --no-baseline] [--rebuild] [--split-n 20000]
 """
 
 from __future__ import annotations
@@ -200,6 +202,42 @@ def run_import(jsonl: Path, db: Path, *, python: str = sys.executable, pythonpat
             "output": text.splitlines()[0] if text else ""}
 
 
+_SPLIT_SCRIPT = """
+import json, os, resource, sys, time
+from memtui.cli.launch import acting
+from memtui.importers.formats import import_paths
+from memtui.importers.limits import ImportLimits, use_limits
+from memtui.store.engine import open_store
+engine = open_store(None)
+actor = acting(engine, "bench", None)
+s0, c0, t0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+with use_limits(ImportLimits.from_env()):
+    report = import_paths(engine, [sys.argv[1]], actor)
+wall = time.perf_counter() - t0
+s1, c1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = lambda a, b: round(b.ru_utime + b.ru_stime - a.ru_utime - a.ru_stime, 2)
+print(json.dumps({"seconds": round(wall, 2), "writer_cpu_seconds": cpu(s0, s1), "reader_cpu_seconds": cpu(c0, c1),
+                  "imported": len(report.imported)}))
+"""
+
+
+def split_cpu(n: int, workdir: Path) -> dict:
+    """The import of records 0..n-1 run in one interpreter (not through the CLI), its CPU time split
+    between the writing process (``writer_cpu_seconds``: checks, seals, inserts, commit) and the
+    forked reader (``reader_cpu_seconds``: reading, validation, screening): on two free cores the wall
+    time of a large import is about the larger of the two. Also ``seconds`` (wall), ``n``, ``load_avg_1m``."""
+    jsonl = write_jsonl(n, workdir / f"split-{n}.jsonl")
+    db = workdir / f"split-{n}.db"
+    env = dict(os.environ, MEMTUI_ACTOR="bench", MEMTUI_DB=str(db))
+    env.pop("MEMTUI_NOW", None)
+    cli = [sys.executable, "-c", "import sys; from memtui.cli import main; sys.argv[0] = 'memtui'; main()"]
+    subprocess.run(cli + ["init"], env=env, check=True, capture_output=True)
+    out = subprocess.run([sys.executable, "-c", _SPLIT_SCRIPT, str(jsonl)], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    figures = json.loads(out.strip().splitlines()[-1])
+    return {"n": n, **figures, "load_avg_1m": round(os.getloadavg()[0], 2)}
+
+
 def _count(db: Path) -> int:
     """Rows in ``memory``; the write-ahead log is folded into the file first, so copying the file copies all."""
     conn = sqlite3.connect(db)
@@ -257,6 +295,8 @@ def main() -> None:
                     help="records the pre-change import is timed on (it is quadratic: 100,000 takes minutes)")
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--rebuild", action="store_true", help="ignore the cached store")
+    ap.add_argument("--split-n", type=int, default=20_000,
+                    help="records of the in-process run that splits CPU between writer and reader (0: none)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="store100k-") as tmp:
         work = Path(tmp)
@@ -266,6 +306,8 @@ def main() -> None:
         out["jsonl_mb"] = round(Path(result["jsonl"]).stat().st_size / 1e6, 1)
         out["output"] = result["output"]
         out["targets"] = {"import_seconds": 15, "import_peak_rss_mb": 400}
+        if args.split_n:
+            out["split"] = split_cpu(args.split_n, work)
         if not args.no_baseline:
             print(f"baseline: importing {args.baseline_n} records with {BASELINE_COMMIT}...", file=sys.stderr)
             out["baseline"] = {"run": baseline(args.baseline_n, work), "measured_100k": BASELINE_100K}
