@@ -39,6 +39,19 @@ class Workstation:
 
         return read_only_reason(self._engine)
 
+    def change_counter(self) -> int:
+        """The store's change counter (:func:`memtui.store.changes.current`; 0: the store has none):
+        the queue polls it to notice changes by another reviewer or process (issue 24)."""
+        from memtui.store import changes
+
+        return changes.current(self._engine)
+
+    @property
+    def store_label(self) -> str:
+        """Which store this is, for a header: a SQLite file's path (relative to the current folder when
+        under it, ``~/…`` under the home folder), else the URL without its password."""
+        return store_label(self._engine)
+
     @cached_property
     def proposals(self):
         """Duplicate clusters, conflicts and compaction proposals (:class:`memtui.review.proposals.ProposalQueries`)."""
@@ -86,3 +99,17 @@ class Workstation:
                          session, self.actor)
             starts = case((Memory.memory_id.startswith(part, autoescape=True), 0), else_=1)
             return list(session.exec(q.order_by(starts, Memory.memory_id).limit(limit)))
+
+
+def store_label(engine: Engine) -> str:
+    """See :attr:`Workstation.store_label`."""
+    url = engine.url
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        path = Path(url.database).resolve()
+        for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+            try:
+                return prefix + str(path.relative_to(base))
+            except ValueError:
+                continue
+        return str(path)
+    return url.render_as_string(hide_password=True)

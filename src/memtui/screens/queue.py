@@ -33,7 +33,10 @@ PREFETCH_MARGIN = 40  # load the next page when the cursor is this close to the 
 DETAIL_DELAY = 0.06  # seconds the cursor rests on a row before its detail is fetched
 SEARCH_DELAY = 0.25  # seconds after the last typed character before the search runs
 WRITE_DELAY = 0.1  # seconds between moving the cursor and starting a decision's write
+LIVE_POLL = 1.0  # seconds between two reads of the store's change counter (another process's changes)
 LIVE_SEARCH_MIN = 3  # letters every word needs before the search runs as you type
+#: the queue column each sort orders by (``priority`` has no column of its own)
+SORT_COLUMNS = {"state": "state", "age": "age", "confidence": "conf"}
 VERBS = {"approve": "Approve", "reject": "Reject", "needs-review": "Send to review", "block": "Block"}
 
 
@@ -112,6 +115,8 @@ class QueueScreen(BaseScreen):
         self._search_timer = None
         self._detail_id: str | None = None  # whose detail the pane shows
         self._detail = None
+        self._seen_change: int | None = None  # the store's change counter the rows on screen were read at
+        self._polling = False
 
     @property
     def service(self):
@@ -139,13 +144,14 @@ class QueueScreen(BaseScreen):
 
     def on_mount(self) -> None:
         self.title = "memtui"
-        self.sub_title = "review queue"
+        self._update_header()
         self._filter = self._initial_filter()
         self.query_one("#search", Input).display = False
         self.queue.focus()
         self._update_counter()
         self._update_bar()
         self.load_first_page()
+        self.set_interval(LIVE_POLL, self._poll_changes)
 
     def _initial_filter(self) -> QueueFilter:
         """The filter the app holds (it survives screen switches), else the one saved for this store."""
@@ -167,7 +173,12 @@ class QueueScreen(BaseScreen):
         self.call_after_refresh(self._update_header)  # once the list has its new width (its columns fit it)
 
     def _update_header(self) -> None:
-        self.query_one("#queue-header", InfoLine).show(Text(self.queue.header_text(), style="bold"))
+        f = self._filter
+        self.query_one("#queue-header", InfoLine).show(
+            Text(self.queue.header_text(SORT_COLUMNS.get(f.sort), f.descending), style="bold"))
+        repo = {None: "all", "*": "org-wide only"}.get(f.repository_id, f.repository_id)
+        self.sub_title = (f"review queue · {self.app.services.store_label} · repo {repo} · "
+                          f"sort {f.sort} {'▼' if f.descending else '▲'}")
 
     # ---- loading ------------------------------------------------------------------------
     def on_screen_suspend(self) -> None:
@@ -182,30 +193,77 @@ class QueueScreen(BaseScreen):
             self.reload()
 
     def reload(self) -> None:
-        """Reload the queue from the store with the current filter; decisions stay undoable."""
+        """Reload the queue from the store with the current filter; decisions stay undoable. The
+        cursor stays on its memory, or goes to the nearest row after it that is still there."""
         self._exhausted = False
-        self.load_first_page(self.queue.current.memory_id if self.queue.current else None)
+        rows, cursor = self.queue.rows, self.queue.cursor
+        keep = tuple(r.memory_id for r in rows[cursor:cursor + 50]) + tuple(
+            r.memory_id for r in reversed(rows[max(0, cursor - 50):cursor]))
+        self.load_first_page(keep, upto=len(rows))
 
     @work(thread=True, exclusive=True, group="queue-load")
-    def load_first_page(self, keep: str | None = None) -> None:
-        """Fetch the first page for the filter, then count all matches (thread worker)."""
+    def load_first_page(self, keep: tuple[str, ...] = (), upto: int = 0) -> None:
+        """Fetch the first page for the filter (and more, up to ``upto`` rows, as many as were loaded),
+        then count all matches (thread worker). The change counter is read first: rows read after
+        it are at least that new."""
         f = self._filter
+        change = self.app.services.change_counter()
         page = self.service.find(f, None, PAGE_SIZE)
-        self.app.call_from_thread(self._first_page, f, page, keep)
+        while len(page) < upto and len(page) % PAGE_SIZE == 0 and page:
+            more = self.service.find(f, page[-1].key, PAGE_SIZE)
+            if not more:
+                break
+            page += more
+        self.app.call_from_thread(self._first_page, f, page, keep, change)
         total = self.service.find_count(f)
         self.app.call_from_thread(self._counted, f, total)
 
-    def _first_page(self, f: QueueFilter, page: list[QueueItemView], keep: str | None) -> None:
+    def _first_page(self, f: QueueFilter, page: list[QueueItemView], keep: tuple[str, ...],
+                    change: int | None = None) -> None:
         if f != self._filter:
             return
-        self._exhausted = len(page) < PAGE_SIZE
+        self._seen_change = change
+        self._exhausted = len(page) < PAGE_SIZE or len(page) % PAGE_SIZE != 0
         self._loading = False
-        self.queue.set_rows(page, keep)
+        ids = {r.memory_id for r in page}
+        self.queue.set_rows(page, next((k for k in keep if k in ids), None))
         self._update_header()
         self._update_counter()
         if not page:
             self._detail_id = None
-            self.query_one("#detail", MemoryDetail).show_memory(None)
+            self.query_one("#detail", MemoryDetail).show_memory(None, filtered=bool(f.describe()))
+
+    # ---- live: another reviewer's or process's changes (issue 24, item 6) -----------------------
+    def _poll_changes(self) -> None:
+        """Each LIVE_POLL seconds: read the store's change counter in a worker (not while this
+        screen is under another, and one read at a time)."""
+        if self._polling or self._seen_change is None or self.app.screen is not self:
+            return
+        self._polling = True
+        self.read_change_counter()
+
+    @work(thread=True, group="queue-live")
+    def read_change_counter(self) -> None:
+        """One indexed read of the change counter (thread worker)."""
+        try:
+            change = self.app.services.change_counter()
+        except Exception:  # noqa: BLE001 -- a store gone away: the next poll tries again
+            change = None
+        self.app.call_from_thread(self._change_read, change)
+
+    def _change_read(self, change: int | None) -> None:
+        self._polling = False
+        if not change or self._seen_change is None or change == self._seen_change:
+            return  # unchanged, unreadable, or a store without the counter (0)
+        if self._pending or self.queue.anchor is not None or self.query_one("#search", Input).has_focus:
+            return  # a write of ours or a selection in progress: the next poll looks again
+        self._seen_change = None  # reload once; the reload reads the counter again
+        self.reload()
+
+    def _absorb_change(self, change: int | None) -> None:
+        """After a write of this screen: its own change is on screen already, no reload for it."""
+        if change is not None and self._seen_change is not None:
+            self._seen_change = change
 
     def _counted(self, f: QueueFilter, total: int) -> None:
         if f == self._filter:
@@ -244,6 +302,7 @@ class QueueScreen(BaseScreen):
         self.app.queue_filter = f
         self._total = None
         self._update_bar()
+        self._update_header()
         self.save_filter(f)
         self.reload()
 
@@ -261,7 +320,7 @@ class QueueScreen(BaseScreen):
     def _update_bar(self) -> None:
         f = self._filter
         text = Text(" sort ", style="bold")
-        text.append(f.sort + (" ↓" if f.descending else ""), style="bold cyan")
+        text.append(f.sort + (" ▼" if f.descending else " ▲"), style="bold cyan")
         parts = f.describe()
         text.append("   filter ", style="bold")
         text.append(visible("  ".join(parts)) if parts else "none (/ search · f filter · o sort)",
@@ -402,7 +461,8 @@ class QueueScreen(BaseScreen):
         self._update_counter()
 
     def action_clear(self) -> None:
-        """``escape``: in the search line, drop the search and close it; else drop the range selection."""
+        """``escape``: in the search line, drop the search and close it; else drop the range
+        selection; else drop a kept search (the filters stay)."""
         box = self.query_one("#search", Input)
         if box.has_focus:
             if self._search_timer is not None:
@@ -413,6 +473,8 @@ class QueueScreen(BaseScreen):
         elif self.queue.anchor is not None:
             self.queue.toggle_range()
             self._update_counter()
+        elif self._filter.search:
+            self.set_filter(self._filter.with_(search=""))
 
     def action_skip(self) -> None:
         """Go to the next row without deciding (``s``): nothing is written."""
@@ -487,6 +549,7 @@ class QueueScreen(BaseScreen):
             self.app.call_from_thread(self._decision_refused, str(exc), items, comment)
             return
         items = [self.service.queue_item(m) for m in ids]
+        self.app.call_from_thread(self._absorb_change, self.app.services.change_counter())
         self.app.call_from_thread(self._decided_done, _Step(decision, outcomes, comment), items)
 
     def _decision_refused(self, message: str, items: list[QueueItemView], comment: str | None) -> None:
@@ -564,6 +627,7 @@ class QueueScreen(BaseScreen):
             self.app.call_from_thread(self._undo_refused, str(exc), step)
             return
         items = [self.service.queue_item(o.memory_id) for o in step.outcomes]
+        self.app.call_from_thread(self._absorb_change, self.app.services.change_counter())
         self.app.call_from_thread(self._undo_done, step, items)
 
     def _undo_refused(self, message: str, step: _Step) -> None:
@@ -582,6 +646,9 @@ class QueueScreen(BaseScreen):
         first = self.queue.index_of(step.outcomes[0].memory_id)
         if first is not None:
             self.queue.move_to(first)
+        else:  # the row left the list (a reload since): load it back and put the cursor on it
+            self._exhausted = False
+            self.load_first_page(tuple(o.memory_id for o in step.outcomes), upto=len(self.queue.rows))
         if len(items) == 1:
             self.notify(f"Undone: {items[0].memory_id} is {items[0].state} again. ctrl+r redoes it.", markup=False)
         else:
@@ -604,6 +671,7 @@ class QueueScreen(BaseScreen):
             self.app.call_from_thread(self._undo_refused, str(exc), step)
             return
         items = [self.service.queue_item(m) for m in ids]
+        self.app.call_from_thread(self._absorb_change, self.app.services.change_counter())
         self.app.call_from_thread(self._redone, _Step(step.decision, outcomes, step.comment), items)
 
     def _redone(self, step: _Step, items: list[QueueItemView]) -> None:
@@ -676,6 +744,7 @@ class QueueScreen(BaseScreen):
         except (LifecycleError, MemoryNotFound) as exc:
             self.app.call_from_thread(self._decision_refused, str(exc), [self.service.queue_item(memory_id)], None)
             return
+        self.app.call_from_thread(self._absorb_change, self.app.services.change_counter())
         self.app.call_from_thread(self._edited, self.service.queue_item(memory_id))
 
     def _edited(self, item: QueueItemView) -> None:

@@ -49,6 +49,18 @@ def _when(dt: datetime | None) -> str:
     return iso(dt) or "—"
 
 
+def impact_label(d: MemoryDetailView) -> str:
+    """The impact the gates act on (:func:`memtui.domain.invariants.is_high_impact`): ``high`` with
+    why when the recorded impact is lower (``high (org-wide)``, ``high (architecture_decision)``)."""
+    if d.impact == "high":
+        return "high"
+    if d.scope.repository_id is None:
+        return f"high (org-wide; recorded {d.impact})"
+    if d.type == "architecture_decision":
+        return f"high ({d.type}; recorded {d.impact})"
+    return d.impact
+
+
 def render_detail(d: MemoryDetailView) -> list[Text]:
     """The detail pane's content for ``d``: every untrusted string goes through :func:`literal`."""
     head = Text()
@@ -64,7 +76,7 @@ def render_detail(d: MemoryDetailView) -> list[Text]:
         Text(""),
         statement,
         Text(""),
-        _row("type", f"{d.type}   impact {d.impact}"),
+        _row("type", f"{d.type}   impact {impact_label(d)}"),
         _row("confidence", f"{d.confidence:.2f}"),
         _row("scope", scope.label),
     ]
@@ -130,10 +142,19 @@ class MemoryDetail(Static):
 
     lines: list[Text] = []
 
-    def show_memory(self, detail: MemoryDetailView | None) -> None:
-        """Render ``detail``; None shows the empty-queue hint."""
-        if detail is None:
-            self.lines = [Text("Nothing selected. The review queue is empty.", style="dim")]
+    def show_memory(self, detail: MemoryDetailView | None, filtered: bool = False) -> None:
+        """Render ``detail``; None shows what to do about an empty list (``filtered``: a filter or
+        search hides rows, else the queue itself is empty)."""
+        if detail is None and filtered:
+            self.lines = [Text("No memory matches the filter.", style="bold"), Text(""),
+                          Text("escape clears a search, f edits the filters (an empty line clears them).",
+                               style="dim")]
+        elif detail is None:
+            self.lines = [Text("The review queue is empty: nothing waits for a decision.", style="bold"),
+                          Text(""),
+                          Text("A new store? Load memories with memtui import FILE (YAML, JSON or Markdown), "
+                               "or try memtui demo (sample memories and repositories). q quits; "
+                               "memtui --help lists every command.", style="dim")]
         else:
             self.lines = render_detail(detail)
         self.update(Group(*(Wrapped(line) for line in self.lines)))  # paths break at "/", not mid-name

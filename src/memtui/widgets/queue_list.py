@@ -262,9 +262,17 @@ class QueueList(ScrollView, can_focus=True):
         """The width of each of :data:`COLUMNS` at ``width`` cells (the statement takes what is free)."""
         return list(_column_widths(self.size.width if width is None else width))
 
-    def header_text(self) -> str:
-        """The column titles laid out as the rows are."""
-        return "".join(_cell(title, w) for (title, _), w in zip(COLUMNS, self.column_widths()))
+    def header_text(self, sorted_by: str | None = None, descending: bool = False) -> str:
+        """The column titles laid out as the rows are; the column ``sorted_by`` (a title) carries
+        ▲ (ascending) or ▼ (descending)."""
+        mark = "▼" if descending else "▲"
+
+        def title_cell(title: str, w: int) -> str:
+            if title == sorted_by:  # the mark always shows: the title gives up its last letters first
+                title = (title if cell_len(title) < w else set_cell_size(title, max(0, w - 2))) + mark
+            return _cell(title, w)
+
+        return "".join(title_cell(title, w) for (title, _), w in zip(COLUMNS, self.column_widths()))
 
     def render_line(self, y: int) -> Strip:
         """Row ``scroll_y + y``: only rows on screen are ever drawn."""
