@@ -194,6 +194,15 @@ def health(
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """Counts of memories per state for each repository (inside your scopes)."""
+    from pathlib import Path
+
+    from memtui.cli.common import _ctx
+    from memtui.store.engine import resolve_url
+
+    url = resolve_url(db or _ctx.db)
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():  # issue 24 item 8: no new file
+        raise _fail(f"no store at {url[len('sqlite:///'):]}. Make one with memtui import FILE (memories in "
+                    "YAML, JSON or Markdown) or memtui demo (sample data), or point --db / MEMTUI_DB at a store.")
     engine = _engine(db)
     print_health(engine, as_json, _actor(actor, role, engine))
 
