@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import json
 from typing import Annotated
 
@@ -105,7 +107,8 @@ def claim(
     release: Annotated[bool, typer.Option("--release", help="Give back your claims instead.")] = False,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """Claim the next review queue items nobody else holds (one id a line), so two reviewers never
+    """Claim the next review queue items nobody else holds (one id a line; on a terminal each with its
+    statement), so two reviewers never
     work the same item; claims expire after --ttl minutes."""
     from memtui.review.service import ReviewService
 
@@ -120,6 +123,16 @@ def claim(
         _echo(f"released {svc.release(who)} claims of {who.id}", err=True)
         return
     ids = svc.claim_next(who, n, ttl)
+    if ids and sys.stdout.isatty():  # a person reads id and statement; a pipe gets one id a line
+        import shutil
+
+        from memtui.review.statements import shown_statements
+        from memtui.review.views import labelled
+
+        said, width = shown_statements(engine, ids), shutil.get_terminal_size((100, 24)).columns
+        for mid in ids:
+            _echo(labelled(mid, said.get(mid, ""), width))
+        return
     for mid in ids:
         _echo(mid)
     if not ids:

@@ -30,6 +30,26 @@ def _visible_ids(engine, actor, role):
     return visible_memory_ids(engine, _actor(actor, role, engine))
 
 
+def _width() -> int:
+    """The terminal's width for one-line listings (100 when not a terminal)."""
+    import shutil
+
+    return max(60, shutil.get_terminal_size((100, 24)).columns)
+
+
+def _statements(engine, ids) -> dict[str, str]:
+    from memtui.review.statements import shown_statements
+
+    return shown_statements(engine, ids)
+
+
+def _memory_line(prefix: str, memory_id: str, said: dict[str, str]) -> str:
+    """``prefix`` then the memory's id and its statement shortened to the width (issue 24, Build 1)."""
+    from memtui.review.views import labelled
+
+    return prefix + labelled(memory_id, said.get(memory_id, "(not found)"), _width() - len(prefix))
+
+
 def _print_result(r) -> None:
     for mid, (before, after) in sorted(r.changes.items()):
         _echo(f"  {mid}: {before} -> {after}")
@@ -55,7 +75,7 @@ def duplicates(
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
     """List open (likely) near-duplicate clusters (run `memtui maintain` to detect them): id, size, best pair
-    score (0-100), method, scope; the explanation; the members, * marking the proposed canonical.
+    score (0-100), method, scope; the members (id and statement), * marking the proposed canonical; the explanation.
     --possible lists the possible pairs instead, strongest first."""
     from memtui.governance.visibility import all_visible
 
@@ -72,11 +92,12 @@ def duplicates(
         return
     if not rows:
         _echo("no possible duplicates" if possible else "no open duplicate clusters")
+    said = _statements(engine, [m for c in rows for m in c["members"]])
     for c in rows:
         _echo(f"{c['clusterId']}  {len(c['members'])} members  best {c['bestScore']:.0f}  {c['method']}  {c['scopeKey']}")
-        _echo(f"   {c['explanation']}")
         for m in c["members"]:
-            _echo(f"   {'*' if m == c['canonical'] else ' '} {m}")
+            _echo(_memory_line(f"   {'*' if m == c['canonical'] else ' '} ", m, said))
+        _echo(f"   {c['explanation']}")
 
 
 @app.command()
@@ -195,7 +216,8 @@ def conflicts(
     possible: PossibleOpt = False,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """List likely conflicts (open: both memories held out of default recall); --possible the ranked
+    """List likely conflicts (open: both memories held out of default recall), each with memory A's and B's
+    id and statement and the reason; --possible the ranked
     suggestions instead (score = the scorer's P(conflict)); --all every record. Severity: high from the
     scorer's P(conflict) 0.9 or a negation / opposite predicate, medium below; possible ones are low."""
     from memtui.governance.visibility import all_visible
@@ -212,10 +234,14 @@ def conflicts(
         return
     if not rows:
         _echo("no possible conflicts" if possible else "no open conflicts")
+    said = _statements(engine, [m for c in rows for m in c["memories"]])
     for c in rows:
         a, b = c["memories"]
         score = f"  P {c['score']:.2f}" if c.get("score") is not None else ""
-        _echo(f"{c['conflictId']}  [{c['severity']}] {c['status']}{score}  A={a}  B={b}\n   {c['reason']}")
+        _echo(f"{c['conflictId']}  [{c['severity']}] {c['status']}{score}")
+        _echo(_memory_line("   A ", a, said))
+        _echo(_memory_line("   B ", b, said))
+        _echo(f"   {c['reason']}")
         if c.get("proposedResolution"):
             _echo(f"   proposed: {c['proposedResolution']['why']} (memtui resolve {c['conflictId']} keep-newer)")
 
@@ -249,7 +275,7 @@ def compactions(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
     db: DbOpt = None, actor: ActorOpt = None, role: RoleOpt = None,
 ) -> None:
-    """List open compaction proposals."""
+    """List open compaction proposals: each member (id and statement), then the proposed statement."""
     from memtui.governance.visibility import all_visible
 
     from memtui.maintenance.compaction import compaction_records
@@ -262,9 +288,13 @@ def compactions(
         return
     if not rows:
         _echo("no open compaction proposals")
+    said = _statements(engine, [m for p in rows for m in p["members"]])
     for p in rows:
         flag = "  (scope broadens: a lead must accept)" if p["broadensScope"] else ""
-        _echo(f"{p['proposalId']}  {', '.join(p['members'])}{flag}\n   {p['proposedStatement']}")
+        _echo(f"{p['proposalId']}  {len(p['members'])} members{flag}")
+        for m in p["members"]:
+            _echo(_memory_line("   - ", m, said))
+        _echo(f"   proposed: {p['proposedStatement']}")
 
 
 @app.command()

@@ -254,3 +254,36 @@ def event_json(e: "EventView") -> dict:
             "reason": e.reason, "comment": e.comment, "actorType": e.actor_type, "actorId": e.actor_id,
             "actorRole": e.actor_role, "jobId": e.job_id, "compensates": e.compensates,
             "createdAt": iso(e.created_at)}
+
+
+#: the widest a short id gets in a TUI list (issue 24, Build 1); the CLI prints ids up to :data:`CLI_ID` whole
+SHORT_ID, CLI_ID = 14, 40
+_HEX = frozenset("0123456789abcdef")
+
+
+def short_id(memory_id: str, width: int = SHORT_ID) -> str:
+    """The id as a list shows it beside the statement, at most ``width`` characters: whole when it fits; an
+    id ending in a hash of 8 or more hex digits (``imp-markdown-24e3d7e794ae8a9ef8b1``) as ``…`` and its
+    last ``width - 1`` characters; another as its first ``width - 1`` characters and ``…``. Any part of an
+    id finds it again (the palette, the jump dialog)."""
+    if len(memory_id) <= width:
+        return memory_id
+    tail = len(memory_id) - len(memory_id.rstrip("0123456789abcdef"))
+    if tail >= 8:
+        return "…" + memory_id[-(width - 1):]
+    return memory_id[: width - 1] + "…"
+
+
+def shorten(text: str | None, width: int) -> str:
+    """``text`` on one line (whitespace collapsed), cut to ``width`` characters with ``…`` when longer."""
+    s = " ".join((text or "").split())
+    if width <= 0:
+        return ""
+    return s if len(s) <= width else s[: max(0, width - 1)] + "…"
+
+
+def labelled(memory_id: str, statement: str | None, width: int, id_width: int = CLI_ID) -> str:
+    """``"<id>  <statement shortened>"`` in ``width`` characters: a memory on one line of a listing
+    (the id shortened to ``id_width``, :func:`short_id`)."""
+    sid = short_id(memory_id, id_width)
+    return f"{sid}  {shorten(statement, width - len(sid) - 2)}".rstrip()

@@ -1,0 +1,36 @@
+"""The statements of many memories for display, in one query (issue 24, Build 1: lists show what a memory
+says beside a short id). Statements are shown as everywhere: secrets redacted, a blocked memory without
+secret findings withheld (:func:`memtui.safety.guard.shown_text`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from memtui.safety.guard import WITHHELD, redact_for_display
+from memtui.store.models import Memory, SecretFinding
+
+#: ids per ``IN (...)`` (SQLite allows 32766 parameters; PostgreSQL many more)
+_CHUNK = 900
+
+
+def shown_statements(engine: Engine, memory_ids: Iterable[str]) -> dict[str, str]:
+    """memory id -> its statement as it may be shown, for those of ``memory_ids`` that exist (a purged or
+    unknown id is left out). One query per 900 ids, plus one for blocked memories."""
+    wanted = sorted(set(memory_ids))
+    out: dict[str, str] = {}
+    blocked: list[str] = []
+    with Session(engine) as session:
+        for i in range(0, len(wanted), _CHUNK):
+            chunk = wanted[i:i + _CHUNK]
+            for mid, statement, state in session.exec(
+                    select(Memory.memory_id, Memory.statement, Memory.state).where(Memory.memory_id.in_(chunk))):
+                out[mid] = redact_for_display(statement) or ""
+                if state == "blocked":
+                    blocked.append(mid)
+        if blocked:
+            found = set(session.exec(select(SecretFinding.memory_id).where(SecretFinding.memory_id.in_(blocked))))
+            out.update({mid: WITHHELD for mid in blocked if mid not in found})
+    return out
