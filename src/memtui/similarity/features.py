@@ -222,23 +222,40 @@ MAX_WORDS = 48
 _SHIFT = np.int64(1 << 32)
 
 
+def _append(buf: np.ndarray, used: int, new: np.ndarray) -> np.ndarray:
+    """``buf`` (its first ``used`` rows valid) with ``new`` written after them, reallocated with twice the
+    capacity when full (appends cost amortised O(new))."""
+    need = used + len(new)
+    if need > len(buf):
+        grown = np.zeros((max(need, 2 * len(buf), 16),) + buf.shape[1:], buf.dtype)
+        grown[:used] = buf[:used]
+        buf = grown
+    buf[used:need] = new
+    return buf
+
+
 class _Sets:
     """One set of interned strings (:func:`_stem_id`) per table row, as CSR, with the sorted keys
     ``row << 32 | value`` that membership tests search. Rows are only ever appended, so the keys of new
-    rows sort after the old ones."""
+    rows sort after the old ones. Buffers grow by doubling; ``n`` rows and ``m`` values are valid."""
 
-    __slots__ = ("indptr", "values", "lens", "keys")
+    __slots__ = ("indptr", "values", "lens", "_keys", "n", "m")
 
     def __init__(self) -> None:
         self.indptr = np.zeros(1, np.int64)
         self.values = np.zeros(0, np.int64)
         self.lens = np.zeros(0, np.int64)
-        self.keys = np.zeros(0, np.int64)
+        self._keys = np.zeros(0, np.int64)
+        self.n = self.m = 0
+
+    @property
+    def keys(self) -> np.ndarray:
+        return self._keys[:self.m]
 
     def extend(self, lists: list) -> None:
         """Append one row per item of ``lists`` (each a sized iterable of strings, interned here; its
         order kept, so that two families built from one set stay parallel)."""
-        first = len(self.lens)
+        first = self.n
         lens = np.fromiter(map(len, lists), np.int64, len(lists))
         flat = [v for x in lists for v in x]
         known = _STEM_IDS
@@ -246,10 +263,12 @@ class _Sets:
             known[v] = len(known)
         values = np.fromiter(map(known.__getitem__, flat), np.int64, len(flat))
         rows = np.repeat(np.arange(first, first + len(lists), dtype=np.int64), lens)
-        self.indptr = np.concatenate([self.indptr, self.indptr[-1] + np.cumsum(lens)])
-        self.values = np.concatenate([self.values, values])
-        self.lens = np.concatenate([self.lens, lens])
-        self.keys = np.concatenate([self.keys, np.sort(rows * _SHIFT + values)])
+        self.indptr = _append(self.indptr, self.n + 1, self.m + np.cumsum(lens))
+        self.values = _append(self.values, self.m, values)
+        self.lens = _append(self.lens, self.n, lens)
+        self._keys = _append(self._keys, self.m, np.sort(rows * _SHIFT + values))
+        self.n += len(lists)
+        self.m += len(values)
 
     def elements(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(k, flat)``: for every element of the sets of ``rows``, its position ``k`` in ``rows`` and
@@ -261,11 +280,12 @@ class _Sets:
 
     def contains(self, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Bool per element: ``values[i]`` is in the set of row ``rows[i]``."""
-        if not len(self.keys) or not len(values):
+        keys = self.keys
+        if not len(keys) or not len(values):
             return np.zeros(len(values), bool)
         q = rows.astype(np.int64) * _SHIFT + values
-        at = np.minimum(np.searchsorted(self.keys, q), len(self.keys) - 1)
-        return self.keys[at] == q
+        at = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
+        return keys[at] == q
 
 
 class _Signatures:
@@ -375,16 +395,15 @@ class ProfileTable:
         self.texts.extend(p.text for p in ps)
         self.keys.extend(p.key for p in ps)
         self._profiles.extend(ps if keep else [None] * n)
-        cat = np.concatenate
-        self.length = cat([self.length, np.fromiter((len(p.text) for p in ps), np.int64, n)])
-        self.exclusive = cat([self.exclusive, np.fromiter((p.exclusive for p in ps), bool, n)])
-        self.negations = cat([self.negations, np.fromiter((p.negations for p in ps), np.int64, n)])
-        self.has_numbers = cat([self.has_numbers, np.fromiter((bool(p.numbers) for p in ps), bool, n)])
-        self.numsig = cat([self.numsig, np.fromiter(
-            (_NUMBERS.id((p.numbers, p.numerals) if p.numbers else None) for p in ps), np.int64, n)])
-        self.polesig = cat([self.polesig, np.fromiter((_POLE_SETS.id(p.poles) for p in ps), np.int64, n)])
-        self.split_negation = cat([self.split_negation, np.fromiter((p.negated_stems is not None for p in ps),
-                                                                    bool, n)])
+        self.length = _append(self.length, first, np.fromiter((len(p.text) for p in ps), np.int64, n))
+        self.exclusive = _append(self.exclusive, first, np.fromiter((p.exclusive for p in ps), bool, n))
+        self.negations = _append(self.negations, first, np.fromiter((p.negations for p in ps), np.int64, n))
+        self.has_numbers = _append(self.has_numbers, first, np.fromiter((bool(p.numbers) for p in ps), bool, n))
+        self.numsig = _append(self.numsig, first, np.fromiter(
+            (_NUMBERS.id((p.numbers, p.numerals) if p.numbers else None) for p in ps), np.int64, n))
+        self.polesig = _append(self.polesig, first, np.fromiter((_POLE_SETS.id(p.poles) for p in ps), np.int64, n))
+        self.split_negation = _append(self.split_negation, first, np.fromiter((p.negated_stems is not None for p in ps),
+                                                                    bool, n))
         # words
         nw = np.fromiter((min(len(p.words), MAX_WORDS) for p in ps), np.int64, n)
         K = max(self.K, int(nw.max()) if n else 0)
@@ -407,18 +426,18 @@ class ProfileTable:
             stems[valid] = np.concatenate([r[1][:K] for r in rows])
             weights[valid] = np.concatenate([p.weights[:K] for p in live])
             slot[valid] = np.concatenate([p.slot[:K] for p in live])
-        self.nwords = cat([self.nwords, nw])
-        self.words, self.stems_k = cat([self.words, words]), cat([self.stems_k, stems])
-        self.weights, self.slot = cat([self.weights, weights]), cat([self.slot, slot])
+        self.nwords = _append(self.nwords, first, nw)
+        self.words, self.stems_k = _append(self.words, first, words), _append(self.stems_k, first, stems)
+        self.weights, self.slot = _append(self.weights, first, weights), _append(self.slot, first, slot)
         rest = valid & ~slot
-        self.has_rest = cat([self.has_rest, rest.any(axis=1)])
+        self.has_rest = _append(self.has_rest, first, rest.any(axis=1))
         table = word_table()
         prose = np.zeros((n, DIM), np.float32)
         step = max(1, (1 << 20) // max(K * DIM, 1))
         for s in range(0, n, step):
             prose[s:s + step] = np.einsum("nk,nkd->nd", (weights * rest)[s:s + step], table[words[s:s + step]])
-        self.prose = cat([self.prose, prose])
-        self.prose_norm = cat([self.prose_norm, np.linalg.norm(prose, axis=1)])
+        self.prose = _append(self.prose, first, prose)
+        self.prose_norm = _append(self.prose_norm, first, np.linalg.norm(prose, axis=1))
         # sets (of strings; interned by _Sets)
         self.ids.extend([p.ids for p in ps])
         self.ids_stem.extend([[stem(i) for i in p.ids] for p in ps])

@@ -20,9 +20,9 @@ from memtui.maintenance.dedupe_index.candidates import BlockedNeighbours, CharNg
 from memtui.maintenance.dedupe_index.model import (DEFAULT_THRESHOLD, Cluster, DedupeConfig, DedupeItem, Guard,
                                                   _no_guard, pair_key)
 from memtui.maintenance.dedupe_index.scoring import _can_fork_work, guard_pairs, pair_lexical, pair_scores, score_keys
-from memtui.similarity.candidates import knn_pairs
+from memtui.similarity.candidates import knn_lists, knn_pairs
 from memtui.similarity.embed import DIM, embed
-from memtui.similarity.features import ProfileTable, prime, profiles
+from memtui.similarity.features import FEATURES, ProfileTable, prime, profiles
 from memtui.similarity.scorer import duplicate_scores_of_rows, judge_profiles, verdicts_of_rows
 from memtui.similarity.scorer import model as scorer_model
 from memtui.similarity.text import fingerprint_of_normalized, key_of_normalized
@@ -144,7 +144,6 @@ class DedupeIndex:
         self._E: np.ndarray | None = None  # unit embeddings (learned scorer), one row per unit row
         self._table = ProfileTable()  # the representatives' profiles (learned scorer), appended only
         self._trow = np.zeros(0, np.int64)  # table row of each unit row (-1: not profiled yet)
-        self._same_key = np.zeros(0, bool)  # the unit's match key is its profile's (escape-free text)
         self._row_block = np.zeros(0, np.int64)  # block id of each row
         self._row_fp = np.zeros(0, np.int64)  # (block, fingerprint) id of each row
         self._admit = np.zeros(0, np.float32)  # cosine a newcomer needs to enter the row's neighbour list
@@ -152,6 +151,10 @@ class DedupeIndex:
         self._adj: dict[int, dict[int, float]] = defaultdict(dict)  # verified pairs (edges) -> score
         self._rejected: dict[int, dict[int, str]] = defaultdict(dict)  # scored >= threshold, guard said no
         self._pair_cache: dict[tuple[int, int], tuple[float, str | None | bool]] = {}
+        # learned: every scored unit pair's score, as sorted codes (u << 32 | v, u < v) and float32 values
+        self._codes = np.zeros(0, np.int64)
+        self._vals = np.zeros(0, np.float32)
+        self._local: dict[tuple[int, int], float] = {}  # the remembered scores of the component being clustered
         self._explained: dict[tuple[int, int], tuple[np.ndarray, bool]] = {}  # unit pair: (features, refused)
         self._rep_changed: set[int] = set()
         self._clusters: dict[str, Cluster] = {}
@@ -226,10 +229,7 @@ class DedupeIndex:
             self._E = embed([u.text for u in units]) if units else np.zeros((0, DIM), np.float32)
             prime([u.text for u in units])
             # every unit that shares its block will be scored: profile them at once, on all processes
-            self._trow = np.full(len(units), -1, np.int64)
-            self._same_key = np.zeros(len(units), bool)
-            paired = np.array([u.row for u in units if len(self._block_units[u.block]) > 1], np.int64)
-            self._profile_rows(paired)
+            self._trow = np.full(len(units), -1, np.int64)  # profiled when first in a live pair (_score)
             clock.lap("embed")
         if not units:
             self._vec = None  # nothing fitted: the next ``add`` builds
@@ -281,7 +281,6 @@ class DedupeIndex:
             if self.config.learned:
                 self._E = np.concatenate([self._E, embed([self._units[r].text for r in fresh.tolist()])])
                 self._trow = np.concatenate([self._trow, np.full(len(fresh), -1, np.int64)])
-                self._same_key = np.concatenate([self._same_key, np.zeros(len(fresh), bool)])
         again, touched = self._requery()
         affected |= touched
         n_pairs, n_guard = self._link(np.array(sorted(set(fresh.tolist()) | again), np.int64))
@@ -410,9 +409,14 @@ class DedupeIndex:
         or their items changed); the rest of the cache stays valid."""
         if not rows:
             return
+        self._local = {}
         for cache in (self._pair_cache, self._explained):
             for k in [k for k in cache if k[0] in rows or k[1] in rows]:
                 del cache[k]
+        if len(self._codes):
+            r = np.array(sorted(rows), np.int64)
+            keep = ~(np.isin(self._codes // _SHIFT, r) | np.isin(self._codes % _SHIFT, r))
+            self._codes, self._vals = self._codes[keep], self._vals[keep]
 
     def _detach(self, ids: Sequence[str]) -> set[int]:
         """Remove items; return the units (live or gone) whose clusters must be recomputed."""
@@ -456,10 +460,7 @@ class DedupeIndex:
         if len(missing):
             units = self._units
             texts = [units[r].text for r in missing.tolist()]
-            got = self._table.extend(profiles(texts, self.config.processes), keep=False)
-            self._trow[missing] = got
-            keys = self._table.keys
-            self._same_key[missing] = [units[r].key == keys[t] for r, t in zip(missing.tolist(), got.tolist())]
+            self._trow[missing] = self._table.extend(profiles(texts, self.config.processes), keep=False)
         return self._trow[rows]
 
     def _score(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -476,22 +477,21 @@ class DedupeIndex:
         out = np.zeros(len(a), np.float32)
         if not len(a):
             return out
-        ta, tb = self._profile_rows(a), self._profile_rows(b)
-        workers = cfg.workers if len(a) >= 64 else 1
-        same = self._same_key[a] & self._same_key[b]
-        if same.all():
-            tset, tsort = self._table.lexical(ta, tb, workers)
-        else:
-            tset, tsort = pair_lexical([units[r].key for r in a.tolist()], [units[r].key for r in b.tolist()], workers)
-        lex = (tsort + tset) / np.float32(2)  # score_keys' float32 arithmetic
-        cos = np.einsum("ij,ij->i", self._E[a], self._E[b])
-        live = np.flatnonzero((cos >= cfg.score_min_cosine) | (lex >= cfg.score_min_lexical))
+        cos = np.empty(len(a), np.float32)
+        for s in range(0, len(a), _CHUNK):  # bounded temporaries: two (chunk, 256) gathers
+            cos[s:s + _CHUNK] = np.einsum("ij,ij->i", self._E[a[s:s + _CHUNK]], self._E[b[s:s + _CHUNK]])
+        gated = cos >= cfg.score_min_cosine
+        low = np.flatnonzero(~gated)
+        if len(low):  # below the cosine, the lexical score decides (the match keys' ratios, score_keys)
+            tset, tsort = pair_lexical([units[r].key for r in a[low].tolist()], [units[r].key for r in b[low].tolist()],
+                                       cfg.workers if len(low) >= 64 else 1)
+            gated[low] = (tsort + tset) / np.float32(2) >= cfg.score_min_lexical  # score_keys' float32 arithmetic
+        live = np.flatnonzero(gated)
         if not len(live):
             return out
-        la, lb, lexical = a[live], b[live], None
-        if same[live].all():
-            lexical = (tset[live], tsort[live])
-        args = (None, ta[live], tb[live], cos[live], lexical)
+        la, lb = a[live], b[live]
+        ta, tb = self._profile_rows(la), self._profile_rows(lb)  # only units in a live pair are profiled
+        args = (None, ta, tb, cos[live])
         if _can_fork_work(_learned_chunk, cfg.processes, len(live), 8 * cfg.parallel_min_pairs):
             p, keep, X, refused = self._fork_scores(*args[1:])
         else:
@@ -503,7 +503,7 @@ class DedupeIndex:
             rows[(x, y) if x < y else (y, x)] = (X[k], bool(refused[k]))
         return out
 
-    def _fork_scores(self, ta: np.ndarray, tb: np.ndarray, cos: np.ndarray, lexical):
+    def _fork_scores(self, ta: np.ndarray, tb: np.ndarray, cos: np.ndarray):
         """:func:`_learned_chunk` over ``config.processes`` forked workers (they read this index's profile
         table from the parent's memory; only index arrays go in and scores come out)."""
         from memtui.processes import worker_pool
@@ -513,9 +513,7 @@ class DedupeIndex:
         _FORKED = self
         try:
             with worker_pool(self.config.processes) as ex:  # the workers end with this process (issue 21 item 7)
-                res = list(ex.map(_learned_chunk, [
-                    (None, ta[q], tb[q], cos[q], None if lexical is None else (lexical[0][q], lexical[1][q]))
-                    for q in parts]))
+                res = list(ex.map(_learned_chunk, [(None, ta[q], tb[q], cos[q]) for q in parts]))
         finally:
             _FORKED = None
         offsets = np.cumsum([0] + [len(q) for q in parts[:-1]])
@@ -588,8 +586,11 @@ class DedupeIndex:
                 if n >= cfg.max_top_n:
                     break
                 passing = np.bincount(qi[s >= cfg.threshold], minlength=len(rows))
-                full = (returned >= n) & (passing >= cfg.expand_fraction * n)
-                rows, n = rows[full], min(n * 4, cfg.max_top_n)
+                grow = (returned >= n) & (passing >= cfg.expand_fraction * n)
+                # (learned) a full list with few partners scored above 0 -- mostly vetoed -- is asked again
+                more = (returned >= n) & ~grow & (np.bincount(qi[s > 0], minlength=len(rows)) < cfg.tfidf_live_n) \
+                    & (n < cfg.tfidf_live_max)
+                rows, n = rows[grow | more], min(n * (4 if grow.any() else 2), cfg.max_top_n)
             if only is not None:
                 # the other direction: a new unit that would now enter an older unit's neighbour list (its
                 # cosine reaches that list's last one) -- what a full build would find from the older side
@@ -600,32 +601,73 @@ class DedupeIndex:
                 pool.scores(a[keep], b[keep])
         if cfg.learned and self._E is not None and len(q_rows) and len(r_rows):
             # semantic neighbours (issue 10, item 1): paraphrases that share few n-grams
-            rows, n = q_rows, cfg.embed_top_n
-            while len(rows):
-                a, b, _, got = knn_pairs(self._E, rows, r_rows, self._row_block, n, cfg.embed_min_cosine, True)
-                s = pool.scores(a, b)
-                if n >= cfg.max_top_n:
+            # each unit's list, best first, up to the longest a live expansion may ask for; shorter ones are
+            # its prefixes (rank < n)
+            kmax = max(cfg.embed_top_n, min(cfg.embed_live_max, cfg.max_top_n) if cfg.embed_live_n else 0)
+            qi, nb, _, rank = knn_lists(self._E, q_rows, r_rows, self._row_block, kmax, cfg.embed_min_cosine)
+            want = np.full(len(q_rows), cfg.embed_top_n, np.int64)  # list length asked per query row
+            done = np.zeros(len(q_rows), np.int64)  # list length already scored
+            again = np.zeros(0, np.int64)  # rows whose list must grow past kmax (asked the old way)
+            sc_all = np.zeros(len(qi), np.float32)
+            while True:
+                sel = np.flatnonzero((rank < want[qi]) & (rank >= done[qi]))
+                if not len(sel):
                     break
-                # as for TF-IDF: a full list with at least half of it verified is asked again, 4x longer
-                hit = s >= cfg.threshold
-                passing = np.zeros(len(rows), np.int64)
-                row_pos = {int(r): i for i, r in enumerate(rows.tolist())}
-                for x, y in zip(a[hit].tolist(), b[hit].tolist()):
-                    for r in (x, y):
-                        k = row_pos.get(r)
-                        if k is not None:
-                            passing[k] += 1
-                full = (got >= n) & (passing >= cfg.expand_fraction * n)
-                rows, n = rows[full], min(n * 4, cfg.max_top_n)
+                a, b = q_rows[qi[sel]], nb[sel]
+                sc_all[sel] = pool.scores(np.minimum(a, b), np.maximum(a, b))
+                done = want.copy()
+                # per query row, over its whole list so far: verified and live (scored above 0) partners
+                inl = rank < want[qi]
+                sc = sc_all[inl]
+                got = np.bincount(qi[inl], minlength=len(q_rows))
+                passing = np.bincount(qi[inl][sc >= cfg.threshold], minlength=len(q_rows))
+                live = np.bincount(qi[inl][sc > 0], minlength=len(q_rows))
+                full = got >= want
+                # as for TF-IDF: a full list with at least half of it verified is asked again, 4x longer; so is
+                # a full list with fewer than ``embed_live_n`` partners scored above 0 (most of it vetoed: the
+                # same wording about another identifier, number or negation), 2x longer
+                grow = full & (passing >= cfg.expand_fraction * want) & (want < cfg.max_top_n)
+                more = full & ~grow & (live < cfg.embed_live_n) & (want < cfg.embed_live_max)
+                want = np.where(grow, np.minimum(want * 4, cfg.max_top_n), np.where(more, want * 2, want))
+                over = np.flatnonzero(want > kmax)
+                if len(over):
+                    again = np.union1d(again, over)
+                    want[over] = kmax
+            if len(again):
+                rows, n = q_rows[again], kmax * 4
+                while len(rows):
+                    a, b, _, got = knn_pairs(self._E, rows, r_rows, self._row_block, n, cfg.embed_min_cosine, True)
+                    sc = pool.scores(a, b)
+                    if n >= cfg.max_top_n:
+                        break
+                    full = (got >= n) & (_per_row(rows, a, b, sc >= cfg.threshold) >= cfg.expand_fraction * n)
+                    rows, n = rows[full], min(n * 4, cfg.max_top_n)
         return pool.result()
 
     def _remember(self, pairs: np.ndarray, scores: np.ndarray) -> None:
-        """Learned scores are costly: keep every candidate pair's score for the clustering's lookups."""
+        """Learned: keep every candidate pair's score (sorted arrays) for the clustering's lookups."""
         if self.config.learned and len(pairs):
-            cache = self._pair_cache
-            for uv, s in zip(map(tuple, pairs.tolist()), scores.tolist()):
-                if uv not in cache:
-                    cache[uv] = (s, True)
+            codes = pairs[:, 0].astype(np.int64) * _SHIFT + pairs[:, 1]
+            old = ~np.isin(self._codes, codes)
+            codes = np.concatenate([self._codes[old], codes])
+            order = np.argsort(codes, kind="stable")
+            self._codes = codes[order]
+            self._vals = np.concatenate([self._vals[old], np.asarray(scores, np.float32)])[order]
+
+    def _cached(self, u: int, v: int) -> float | None:
+        """The remembered score of two units (learned), or None."""
+        k = (u, v) if u < v else (v, u)
+        hit = self._local.get(k)
+        if hit is not None:
+            return hit
+        hit = self._pair_cache.get(k)
+        if hit is not None:
+            return hit[0]
+        code = k[0] * _SHIFT + k[1]
+        at = int(np.searchsorted(self._codes, code))
+        if at < len(self._codes) and self._codes[at] == code:
+            return float(self._vals[at])
+        return None
 
     def _cannot_link(self, u: _Unit, v: _Unit) -> bool:
         nd = self._not_dup
@@ -676,7 +718,12 @@ class DedupeIndex:
         """(score, fingerprints equal) of two units; the score from the edge when there is one."""
         s = self._adj.get(u, {}).get(v)
         a, b = self._units[u], self._units[v]
-        if s is None:
+        if s is None and self.config.learned:
+            s = self._cached(u, v)
+            if s is None:
+                s = float(self._score(np.array([u]), np.array([v]))[0])
+                self._pair_cache[(u, v) if u < v else (v, u)] = (s, True)
+        elif s is None:
             k = (u, v) if u < v else (v, u)
             hit = self._pair_cache.get(k)
             if hit is None:
@@ -692,6 +739,8 @@ class DedupeIndex:
             return True
         if v in self._rejected.get(u, {}):
             return False
+        if self.config.learned:  # the scorer weighed what the guard vetoes
+            return not self._cannot_link(self._units[u], self._units[v])
         k = (u, v) if u < v else (v, u)
         hit = self._pair_cache.get(k)
         if hit is not None and hit[1] is not True:
@@ -741,6 +790,7 @@ class DedupeIndex:
         """Recompute the clusters of the components containing ``seeds``; return (new or changed clusters,
         ids of clusters that no longer exist)."""
         comps = self._components(seeds)
+        self._local = {}
         old_ids = {self._unit_cluster[u] for u in seeds if u in self._unit_cluster}
         old_ids |= {self._unit_cluster[u] for comp in comps for u in comp if u in self._unit_cluster}
         old = {cid: self._clusters.pop(cid) for cid in old_ids if cid in self._clusters}
@@ -770,7 +820,7 @@ class DedupeIndex:
         dropped = sorted(set(old) - {c.cluster_id for c in new})
         return changed, dropped
 
-    def _prescore(self, comps: list[list[int]], max_units: int = 400) -> None:
+    def _prescore(self, comps: list[list[int]], max_units: int = 40) -> None:
         """Score, in one batch, every unit pair of the components (of 3 to ``max_units`` units) that is
         neither an edge nor cached: the complete-linkage checks and the cluster scores read them (one
         pair at a time, the learned scorer costs ~0.3 ms a pair; in a batch, microseconds)."""
@@ -789,8 +839,47 @@ class DedupeIndex:
                         ys.append(v)
         if xs:
             a, b = np.array(xs, np.int64), np.array(ys, np.int64)
-            for uv, sc in zip(zip(xs, ys), self._score(a, b).tolist()):
+            codes = a * _SHIFT + b
+            at = np.minimum(np.searchsorted(self._codes, codes), max(len(self._codes) - 1, 0))
+            new = np.flatnonzero(self._codes[at] != codes) if len(self._codes) else np.arange(len(a))
+            a, b = a[new], b[new]
+            for uv, sc in zip(zip(a.tolist(), b.tolist()), self._score(a, b).tolist()):
                 cache[uv] = (sc, True)
+
+    def _fetch_cross(self, gu: list[int], gv: list[int]) -> bool:
+        """Before a merge check: False when a pair already scored between the two groups disagrees (the
+        check fails without scoring more); else the unscored cross pairs are scored in one batch."""
+        adj, cache, floor = self._adj, self._pair_cache, self.config.cluster_floor
+        units = self._units
+        xs: list[int] = []
+        ys: list[int] = []
+        for u in gu:
+            nbrs = adj.get(u, {})
+            for v in gv:
+                if v in nbrs:
+                    continue
+                sc = self._cached(u, v)
+                if sc is None:
+                    xs.append(u)
+                    ys.append(v)
+                elif sc < floor and units[u].fpk != units[v].fpk:
+                    return False
+        if len(xs) > 1:
+            for x, y, sc in zip(xs, ys, self._score(np.array(xs, np.int64), np.array(ys, np.int64)).tolist()):
+                cache[(x, y) if x < y else (y, x)] = (sc, True)
+        return True
+
+    def _component_scores(self, comp: list[int], max_units: int = 400) -> dict[tuple[int, int], float]:
+        """The remembered scores of the unit pairs of a component (of at most ``max_units``), one
+        vectorised lookup instead of one search per pair."""
+        if not 3 <= len(comp) <= max_units or not len(self._codes):
+            return {}
+        c = np.array(sorted(comp), np.int64)
+        i, j = np.triu_indices(len(c), 1)
+        codes = c[i] * _SHIFT + c[j]
+        at = np.minimum(np.searchsorted(self._codes, codes), len(self._codes) - 1)
+        hit = np.flatnonzero(self._codes[at] == codes)
+        return dict(zip(zip(c[i[hit]].tolist(), c[j[hit]].tolist()), self._vals[at[hit]].tolist()))
 
     def _cluster_component(self, comp: list[int]) -> list[list[int]]:
         """Greedy complete-linkage over one component (see the module docstring). Deterministic: edges in
@@ -799,6 +888,7 @@ class DedupeIndex:
         if len(comp) == 1:
             return [comp]
         cfg, units = self.config, self._units
+        self._local = self._component_scores(comp) if cfg.learned else {}
         first = {u: units[u].first for u in comp}
         edges = sorted((-s, *sorted((first[u], first[v])), u, v)
                        for u in comp for v, s in self._adj[u].items() if first[u] < first[v])
@@ -806,6 +896,8 @@ class DedupeIndex:
         for _neg, _a, _b, u, v in edges:
             gu, gv = group_of[u], group_of[v]
             if gu is gv or len(gu) + len(gv) > cfg.max_cluster_units:
+                continue
+            if cfg.learned and not self._fetch_cross(gu, gv):
                 continue
             if not all(self._agrees(a, b) for a in gu for b in gv):
                 continue
@@ -899,16 +991,44 @@ class DedupeIndex:
 _FORKED: "DedupeIndex | None" = None  # the index a forked scoring worker reads (set only around the fork)
 
 
+_SHIFT = 1 << 32
+"""Unit pair codes: ``u << 32 | v``."""
+_CHUNK = 32768
+"""Pairs scored at a time (bounds the feature matrices and gathers of one step)."""
+
+
 def _learned_chunk(args: tuple):
     """Learned scores of profile-table row pairs ``(ta[i], tb[i])`` with embedding cosines ``cos``:
     ``(P(duplicate) per pair, positions of the pairs at or above the cluster floor, their feature rows,
-    their guard refusals)``. ``args`` is ``(index or None for the forked one, ta, tb, cos, lexical or
-    None)``."""
-    index, ta, tb, cos, lexical = args
+    their guard refusals)``, :data:`_CHUNK` pairs at a time. ``args`` is ``(index or None for the forked
+    one, ta, tb, cos)``."""
+    index, ta, tb, cos = args
     index = index if index is not None else _FORKED
-    p, X, refused = duplicate_scores_of_rows(index._table, ta, tb, cos, lexical)
-    keep = np.flatnonzero(p * 100.0 >= index.config.cluster_floor)
-    return p, keep, X[keep], refused[keep]
+    floor = index.config.cluster_floor
+    ps, keeps, Xs, refs = [], [], [], []
+    for s in range(0, len(ta), _CHUNK):
+        p, X, refused = duplicate_scores_of_rows(index._table, ta[s:s + _CHUNK], tb[s:s + _CHUNK], cos[s:s + _CHUNK])
+        keep = np.flatnonzero(p * 100.0 >= floor)
+        ps.append(p)
+        keeps.append(keep + s)
+        Xs.append(X[keep])
+        refs.append(refused[keep])
+    if not ps:
+        return (np.zeros(0, np.float32), np.zeros(0, np.int64), np.zeros((0, len(FEATURES)), np.float32),
+                np.zeros(0, bool))
+    return np.concatenate(ps), np.concatenate(keeps), np.concatenate(Xs), np.concatenate(refs)
+
+
+def _per_row(rows: np.ndarray, a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """For each of the sorted unit ``rows``, how many of the pairs ``(a[i], b[i])`` with ``mask[i]``
+    involve it."""
+    out = np.zeros(len(rows), np.int64)
+    for side in (a[mask], b[mask]):
+        if len(side) and len(rows):
+            at = np.minimum(np.searchsorted(rows, side), len(rows) - 1)
+            hit = rows[at] == side
+            out += np.bincount(at[hit], minlength=len(rows))
+    return out
 
 
 def _rep_rank(item: DedupeItem) -> tuple[int, str]:

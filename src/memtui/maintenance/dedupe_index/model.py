@@ -107,7 +107,15 @@ class DedupeConfig:
     it) and add embedding neighbours to the candidates; False: the lexical score and guard above."""
     embed_top_n: int = 8
     """Embedding neighbours per unit (same block) added to the candidates."""
-    embed_min_cosine: float = 0.55
+    embed_min_cosine: float = 0.5
+    embed_live_n: int = 16
+    """A full embedding list with fewer partners than this scored above 0 (the rest vetoed: the same
+    wording about another identifier, number or negation) is asked again, twice as long, up to
+    ``embed_live_max`` neighbours."""
+    embed_live_max: int = 64
+    tfidf_live_n: int = 12
+    """The same for TF-IDF neighbour lists (up to ``tfidf_live_max``)."""
+    tfidf_live_max: int = 48
     score_min_cosine: float = 0.5
     """A candidate pair is scored by the model only when its embedding cosine or its lexical score
     (``score_min_lexical``) reaches this; others score 0."""
