@@ -121,6 +121,27 @@ def test_the_symbol_store_answers_another_process_without_git(tmp_path):
     assert store.hits == 0
 
 
+def test_at_a_new_commit_only_the_changed_files_are_parsed(tmp_path):
+    r = Repo(tmp_path / "r")
+    r.write("a.py", "class Charger:\n    pass\n")
+    r.write("b.py", "from a import Charger\n\nx = Charger()\n")
+    r.write("c.py", "from a import Charger\n\ndef use():\n    return Charger()\n")
+    first = r.commit("start")
+    cache, repo = DiskCache(tmp_path / "cache"), GitRepo(r.path)
+    index = SymbolIndex()
+    with using(SymbolStore(cache)):
+        RepoSymbolIndex(repo, first, index).definitions(["Charger"])
+    assert index.parses == 3  # every file naming Charger
+    r.write("b.py", "from a import Charger\n\n\nclass Charger2(Charger):\n    pass\n")
+    second = r.commit("b changes")
+    index = SymbolIndex()
+    with using(SymbolStore(cache)):  # a later process
+        found = RepoSymbolIndex(repo, second, index).definitions(["Charger", "Charger2"])
+    assert index.parses == 1  # b.py: a.py and c.py are the same blobs as before
+    assert found == RepoSymbolIndex(repo, second, SymbolIndex()).definitions(["Charger", "Charger2"])
+    assert [(d.path, d.start_line) for d in found["Charger2"]] == [("b.py", 4)]
+
+
 def test_no_cache_when_switched_off_moved_or_for_a_shallow_clone(tmp_path, monkeypatch):
     r, _ = _moved(tmp_path)
     monkeypatch.setenv("MEMTUI_CACHE", "off")

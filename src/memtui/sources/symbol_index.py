@@ -85,15 +85,18 @@ class RepoSymbolIndex:
             todo = [n for n in todo if n not in self._memo]
         if todo:
             incomplete: list[bool] = []
-            found = self._lookup(todo, incomplete)
+            found = self._lookup(todo, incomplete, store.blobs() if store is not None else None)
             self._memo.update(found)
             if store is not None and not incomplete:
                 store.put(self.rev, {n: [(d.name, d.path, d.start_line, d.end_line) for d in defs]
                                      for n, defs in found.items()})
         return {n: list(self._memo[n]) for n in names}
 
-    def _lookup(self, names: list[str], incomplete: list[bool] | None = None) -> dict[str, list[Definition]]:
-        """``incomplete`` gets an entry when the answer may lack definitions (a limit or an error)."""
+    def _lookup(self, names: list[str], incomplete: list[bool] | None = None,
+                per_blob: dict | None = None) -> dict[str, list[Definition]]:
+        """``incomplete`` gets an entry when the answer may lack definitions (a limit or an error).
+        ``per_blob``: what a candidate file defines of each name, by (blob id, path) -> {name:
+        [(qualified name, start, end)]}, read (those names are not parsed for again) and filled in."""
         incomplete = [] if incomplete is None else incomplete
         out: dict[str, list[Definition]] = {n: [] for n in names}
         by_word: dict[str, list[str]] = {}
@@ -130,9 +133,18 @@ class RepoSymbolIndex:
                 continue
             if blob.binary or len(blob.text) > self.max_bytes:
                 continue
-            for n in self._names_in(blob.text, path, by_word):
-                for span in self.symbols.find_all(blob.text, path, n, key=blob.oid):
-                    out[n].append(Definition(span.name, path, span.start_line, span.end_line))
+            known = per_blob.setdefault((blob.oid, path), {}) if per_blob is not None else {}
+            ask = {w: [n for n in ns if n not in known] for w, ns in by_word.items()}
+            ask = {w: ns for w, ns in ask.items() if ns}
+            if ask:
+                here = dict.fromkeys((n for ns in ask.values() for n in ns), ())
+                for n in self._names_in(blob.text, path, ask):
+                    here[n] = tuple((span.name, span.start_line, span.end_line)
+                                    for span in self.symbols.find_all(blob.text, path, n, key=blob.oid))
+                known.update(here)
+            for ns in by_word.values():
+                for n in ns:
+                    out[n] += [Definition(q, path, start, end) for q, start, end in known.get(n, ())]
         for defs in out.values():
             defs.sort(key=lambda d: (d.path, d.start_line, d.name))
         return out

@@ -6,6 +6,10 @@ What :meth:`memtui.sources.symbol_index.RepoSymbolIndex.definitions` finds for a
 asked there) and read back instead of grepping and parsing again. Installed for a block of code with
 :func:`using`; the index stores only complete answers (no candidate file left out by its limits, no
 blob it could not read).
+
+What one file version defines of a name depends only on its blob, its path and the code, so that is
+kept too (kind ``blobs``: one entry per process, the files its lookups met; the last
+:attr:`SymbolStore.blob_runs` are read back): at a new commit only the files that changed are parsed.
 """
 
 from __future__ import annotations
@@ -19,6 +23,18 @@ from memtui.sources.diskcache import DiskCache, code_fingerprint, key_of
 __all__ = ["SymbolStore", "using"]
 
 
+class _Touched(dict):
+    """(blob id, path) -> {name: definitions}; remembers the keys looked at (what a run keeps)."""
+
+    def __init__(self, *a) -> None:
+        super().__init__(*a)
+        self.touched: set = set()
+
+    def setdefault(self, key, default=None):
+        self.touched.add(key)
+        return super().setdefault(key, default)
+
+
 class SymbolStore:
     """Definitions by ``(commit, name)``: a memory layer over ``cache`` (None: memory only). ``hits`` /
     ``misses``: names asked that it had / did not have (then looked up in git)."""
@@ -27,8 +43,12 @@ class SymbolStore:
         self.cache = cache
         self._mem: dict[str, dict[str, list]] = {}
         self._lock = threading.Lock()
+        self._blobs: _Touched | None = None
         self.hits = 0
         self.misses = 0
+
+    #: how many earlier runs' per-file answers are read back
+    blob_runs = 2
 
     def _key(self, commit: str) -> str:
         return key_of("defs-v1", code_fingerprint(), commit)
@@ -63,6 +83,44 @@ class SymbolStore:
             if self.cache is not None:
                 self.cache.put("defs", self._key(commit), known)
 
+    # -- per file version ---------------------------------------------------------------------------
+
+    def _runs_key(self) -> str:
+        return key_of("blobs-runs-v1", code_fingerprint())
+
+    def blobs(self) -> dict:
+        """The per-file answers of earlier runs, (blob id, path) -> {name: ((qualified name, start,
+        end), ...)}; the symbol index reads and fills it."""
+        with self._lock:
+            if self._blobs is None:
+                self._blobs = _Touched()
+                runs = self.cache.get("blobs", self._runs_key()) if self.cache is not None else None
+                for run in (runs if isinstance(runs, list) else [])[:self.blob_runs]:
+                    got = self.cache.get("blobs", run) if isinstance(run, str) else None
+                    for k, names in (got.items() if isinstance(got, dict) else ()):
+                        oid, _, path = k.partition("\0")
+                        if isinstance(names, dict):
+                            entry = self._blobs.get((oid, path))
+                            if entry is None:
+                                entry = self._blobs[(oid, path)] = {}
+                            for n, defs in names.items():
+                                entry.setdefault(n, tuple(tuple(d) for d in defs))
+            return self._blobs
+
+    def flush(self) -> None:
+        """Keep the per-file answers this run looked at, as the newest run."""
+        with self._lock:
+            if self.cache is None or not self._blobs or not self._blobs.touched:
+                return
+            data = {f"{oid}\0{path}": {n: [list(d) for d in defs] for n, defs in self._blobs[(oid, path)].items()}
+                    for oid, path in sorted(self._blobs.touched)}
+            run = key_of("blobs-run-v1", code_fingerprint(), sorted(data))
+            if not self.cache.put("blobs", run, data):
+                return
+            runs = self.cache.get("blobs", self._runs_key())
+            runs = [r for r in (runs if isinstance(runs, list) else []) if r != run]
+            self.cache.put("blobs", self._runs_key(), [run] + runs[:self.blob_runs * 4])
+
 
 @contextmanager
 def using(store: SymbolStore | None) -> Iterator[SymbolStore | None]:
@@ -77,3 +135,5 @@ def using(store: SymbolStore | None) -> Iterator[SymbolStore | None]:
         yield store
     finally:
         symbol_index.STORE = before
+        if store is not None:
+            store.flush()
