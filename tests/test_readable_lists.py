@@ -28,9 +28,9 @@ def _cli(engine, *args):
 
 def test_short_ids():
     assert short_id("mem_a") == "mem_a"
-    assert short_id("imp-markdown-24e3d7e794ae8a9ef8b1c2d3") == "…e8a9ef8b1c2d3"
-    assert short_id("imp-markdown-24e3d7e794ae8a9ef8b1c2d3", 10) == "…ef8b1c2d3"
-    assert short_id("mem_rules_registered_via_registry") == "mem_rules_reg…"
+    assert short_id("imp-markdown-24e3d7e794ae8a9ef8b1c2d3") == "…ef8b1c2d3"
+    assert short_id("imp-markdown-24e3d7e794ae8a9ef8b1c2d3", 14) == "…e8a9ef8b1c2d3"
+    assert short_id("mem_rules_registered_via_registry") == "mem_rules…"
     assert shorten("a  b\n c", 10) == "a b c" and shorten("abcdefghij", 5) == "abcd…"
     assert labelled("mem_a", "Validation uses the registry.", 20) == "mem_a  Validation u…"
 

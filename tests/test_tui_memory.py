@@ -90,7 +90,9 @@ async def test_queue_H_opens_the_page_with_history_usage_and_related(tmp_path):
         assert rel[0] == ("conflict", "open") and all(s == "possible" for _, s in rel[1:])
         assert related.option_count == len(rel)
         shown = related.get_option_at_index(0).prompt.plain
-        assert shown.startswith("conflict      memconf_") and "open  with mem_direct_validator_rules" in shown
+        # the other memory's short id and statement (issue 24, Build 1)
+        assert shown == ("conflict      …206ebde238b1628  open  mem_direc…  "
+                         "Validation rules are configured directly in OrderValidator.")
 
 
 async def test_the_waiting_reason_and_a_comment_are_shown(tmp_path):

@@ -44,6 +44,8 @@ class RelatedItem:
     status: str
     about: str  # the other members, the reason, the proposed statement or the statement (untrusted)
     jump: str  # duplicates | conflicts | compaction | memory
+    #: the other memories of a duplicate cluster or conflict: (id, statement as shown), for the lists (issue 24)
+    others: tuple[tuple[str, str], ...] = ()
 
     @property
     def open(self) -> bool:
@@ -106,6 +108,10 @@ def memory_page(svc, memory_id: str) -> MemoryPage:
         def visible_ids(ids) -> bool:
             return all(can_see(session, viewer, m) for m in (session.get(Memory, i) for i in ids) if m is not None)
 
+        def said(ids) -> tuple[tuple[str, str], ...]:  # the rows are in the session already (visible_ids)
+            rows = [session.get(Memory, i) for i in ids if i != memory_id]
+            return tuple((m.memory_id, shown_text(session, m)[0]) for m in rows if m is not None)
+
         related: list[RelatedItem] = []
         strength: dict[str, float] = {}  # a possible item's score in [0, 1], for the order
         for c in session.exec(select(DuplicateCluster).order_by(DuplicateCluster.cluster_id)):
@@ -114,7 +120,8 @@ def memory_page(svc, memory_id: str) -> MemoryPage:
                 strength[c.cluster_id] = c.best_score / 100
                 related.append(RelatedItem("duplicate cluster", c.cluster_id, c.status,
                                            f"{score}with {_others(c.members, memory_id)}"
-                                           + (f": {c.explanation}" if c.status == "possible" else ""), "duplicates"))
+                                           + (f": {c.explanation}" if c.status == "possible" else ""), "duplicates",
+                                           said(c.members)))
         for c in session.exec(select(MemoryConflict).where(
                 (MemoryConflict.memory_a == memory_id) | (MemoryConflict.memory_b == memory_id))
                 .order_by(MemoryConflict.conflict_id)):
@@ -123,7 +130,7 @@ def memory_page(svc, memory_id: str) -> MemoryPage:
                 score = f"P {c.score:.2f} " if c.status == "possible" and c.score is not None else ""
                 strength[c.conflict_id] = c.score or 0.0
                 related.append(RelatedItem("conflict", c.conflict_id, c.status, f"{score}with {other}: {c.reason}",
-                                           "conflicts"))
+                                           "conflicts", said([other])))
         # the possible ones after everything else, strongest first (issue 20: ranked related memories)
         related.sort(key=lambda r: (r.status == "possible", -strength.get(r.subject_id, 0.0) if r.status == "possible" else 0))
         for p in session.exec(select(CompactionProposal).order_by(CompactionProposal.proposal_id)):

@@ -257,7 +257,7 @@ def event_json(e: "EventView") -> dict:
 
 
 #: the widest a short id gets in a TUI list (issue 24, Build 1); the CLI prints ids up to :data:`CLI_ID` whole
-SHORT_ID, CLI_ID = 14, 40
+SHORT_ID, CLI_ID = 10, 40
 _HEX = frozenset("0123456789abcdef")
 
 

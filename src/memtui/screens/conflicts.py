@@ -17,7 +17,7 @@ from textual.widgets import Static
 from memtui.review.proposals import ConflictView
 from memtui.review.views import MemoryDetailView
 from memtui.screens.proposals import ProposalScreen
-from memtui.widgets.list_table import Col
+from memtui.widgets.list_table import Col, memory_cell
 from memtui.widgets.literal import one_line, visible
 from memtui.widgets.memory_detail import STATUS_STYLE
 from memtui.widgets.memory_detail import location_line
@@ -54,8 +54,8 @@ class ConflictsScreen(ProposalScreen):
 
     HELP_TITLE = "Conflict keys"
     SUB_TITLE = "conflicts"
-    COLUMNS = [Col("tier", "tier", 8, 8), Col("severity", "severity", 8, 8), Col("A", "a", 30, 12),
-               Col("B", "b", 30, 12), Col("reason", "reason", 0, 16)]
+    #: A and B say what they state (the reason is in the detail below; the / filter matches it too)
+    COLUMNS = [Col("tier", "tier", 8, 8), Col("A says", "a", 0, 20), Col("B says", "b", 0, 20)]
     BINDINGS = [
         Binding("a", "resolve('keep_a')", "Keep A", id="conflicts.keep_a"),
         Binding("b", "resolve('keep_b')", "Keep B", id="conflicts.keep_b"),
@@ -84,15 +84,15 @@ class ConflictsScreen(ProposalScreen):
         return f"{len(self._all) - possible} likely · {possible} possible"
 
     def row_text(self, c: ConflictView) -> str:
-        return " ".join([super().row_text(c), c.a.statement, c.b.statement])
+        return " ".join([super().row_text(c), c.a.memory_id, c.a.statement, c.b.memory_id, c.b.statement, c.reason])
 
     def item_key(self, item: ConflictView) -> str:
         return item.conflict_id
 
     def row(self, c: ConflictView) -> list[Text]:
-        tier = Text("possible", style="dim") if c.status == "possible" else Text("likely", style="bold")
-        return [tier, Text(c.severity, style="bold red" if c.severity == "high" else "yellow" if c.severity == "medium" else "dim"),
-                one_line(c.a.memory_id, 60), one_line(c.b.memory_id, 60), one_line(c.reason, 200)]
+        tier = (Text("possible", style="dim") if c.status == "possible" else  # likely: its severity
+                Text(c.severity, style="bold red" if c.severity == "high" else "bold yellow"))
+        return [tier, memory_cell(c.a.memory_id, c.a.statement), memory_cell(c.b.memory_id, c.b.statement)]
 
     def current_memory_id(self) -> str | None:
         """Memory A of the highlighted conflict."""

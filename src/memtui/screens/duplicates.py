@@ -18,7 +18,7 @@ from textual.widgets import Static
 from memtui.review.proposals import ClusterView
 from memtui.screens.proposals import ProposalScreen
 from memtui.widgets.diff_text import highlight_against
-from memtui.widgets.list_table import Col, ListTable
+from memtui.widgets.list_table import Col, ListTable, memory_cell
 from memtui.widgets.literal import one_line, visible
 from memtui.widgets.memory_detail import STATUS_STYLE
 from memtui.widgets.memory_detail import location_line
@@ -30,7 +30,7 @@ class DuplicatesScreen(ProposalScreen):
     HELP_TITLE = "Duplicate cluster keys"
     SUB_TITLE = "duplicate clusters"
     COLUMNS = [Col("tier", "tier", 8, 8), Col("size", "size", 4, 4), Col("best", "best", 4, 4),
-               Col("canonical", "canonical", 0, 20), Col("scope", "scope", 22, 10)]
+               Col("canonical", "canonical", 0, 20), Col("scope", "scope", 22, 8)]
     BINDINGS = [
         Binding("m", "merge", "Merge", id="duplicates.merge"),
         Binding("d", "not_duplicates", "Not duplicates", id="duplicates.not_duplicates"),
@@ -64,8 +64,12 @@ class DuplicatesScreen(ProposalScreen):
     def row(self, c: ClusterView) -> list[Text]:
         canon = self.canonical.get(c.cluster_id, c.canonical_id)
         tier = Text("possible", style="dim") if c.status == "possible" else Text("likely", style="bold")
-        return [tier, Text(str(len(c.members))), Text(f"{c.best_score:.0f}"), one_line(canon, 60),
+        return [tier, Text(str(len(c.members))), Text(f"{c.best_score:.0f}"), self._canonical_cell(c, canon),
                 one_line(c.scope_key.split(":", 1)[0], 40)]
+
+    @staticmethod
+    def _canonical_cell(c: ClusterView, canon: str) -> Text:
+        return memory_cell(canon, next((m.statement for m in c.members if m.memory_id == canon), ""))
 
     def current_memory_id(self) -> str | None:
         """The canonical of the highlighted cluster."""
@@ -124,7 +128,7 @@ class DuplicatesScreen(ProposalScreen):
             return
         self.canonical[c.cluster_id] = c.members[n - 1].memory_id
         self.query_one("#list", ListTable).update_cell(c.cluster_id, "canonical",
-                                                       one_line(self.canonical[c.cluster_id], 60))
+                                                       self._canonical_cell(c, self.canonical[c.cluster_id]))
         self._render_current()
 
     def action_edit(self) -> None:

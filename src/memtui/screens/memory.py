@@ -22,6 +22,8 @@ from textual.widgets.option_list import Option
 
 from memtui.review.memory_page import MemoryPage, RelatedItem
 from memtui.screens.base import BaseScreen
+from memtui.review.views import short_id
+from memtui.widgets.list_table import memory_cell
 from memtui.widgets.literal import one_line, visible
 from memtui.widgets.memory_detail import render_detail
 
@@ -128,12 +130,21 @@ def page_lines(page: MemoryPage) -> list[Text]:
 
 
 def related_option(r: RelatedItem) -> Text:
-    """One related item as a line: relation, id, status, then what it is about (untrusted, literal)."""
+    """One related item as a line: relation, short id, status, then what it is about: the other memories'
+    short ids and statements when it has them (issue 24), else its text (untrusted, literal)."""
     t = Text(f"{r.relation:<13} ", style="bold" if r.open else "dim")  # a space even after a long relation
-    t.append_text(one_line(r.subject_id, 60))
+    t.append_text(one_line(short_id(r.subject_id, 16), 60))
     t.append(f"  {r.status}", style="yellow" if r.open and r.jump != "memory" else "dim")
     t.append("  ")
-    t.append_text(one_line(r.about, 300))
+    score = r.about.split("with ", 1)[0] if r.others else ""  # "score 91 " / "P 0.61 " of a possible one
+    if score:
+        t.append(score, style="dim")
+    for n, (mid, statement) in enumerate(r.others):
+        if n:
+            t.append(" · ")
+        t.append_text(memory_cell(mid, statement))
+    if not r.others:
+        t.append_text(one_line(r.about, 300))
     t.no_wrap, t.overflow = True, "ellipsis"
     return t
 

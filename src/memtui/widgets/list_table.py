@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.text import Text
 from textual.widgets import DataTable
+
+from memtui.text import visible_line
 
 @dataclass(frozen=True)
 class Col:
@@ -24,13 +27,14 @@ class Col:
 def fit_widths(cols: list[Col], available: int, padding: int = 1) -> dict[str, int]:
     """Column widths (content cells, without ``padding`` on each side) that fill ``available`` cells.
 
-    The flexible column (width 0; at most one) takes what the others leave. When that is less than
+    The flexible columns (width 0) share what the others leave equally (the first ones take a remainder). When that is less than
     its ``min_width``, the other columns shrink towards their own ``min_width``, each by the same
     share of its slack. Example: widths 8/min 6, 34/min 14, 34/min 14 and a flexible column of min 16
     in 78 cells with padding 1: the three give up 22 of their 42 cells of slack → 6, 23, 23, 18.
     """
     fixed = [c for c in cols if c.width]
-    flex_min = next((c.min_width for c in cols if not c.width), 0)
+    flex = [c for c in cols if not c.width]
+    flex_min = sum(c.min_width for c in flex)
     pad = 2 * padding * len(cols)
     widths = {c.key: c.width for c in fixed}
     needed = sum(widths.values()) + pad + flex_min - available
@@ -39,7 +43,9 @@ def fit_widths(cols: list[Col], available: int, padding: int = 1) -> dict[str, i
         keep = max(0.0, 1 - needed / slack)
         widths = {c.key: c.min_width + int((c.width - c.min_width) * keep) for c in fixed}
     free = max(flex_min, available - sum(widths.values()) - pad)
-    return {c.key: widths[c.key] if c.width else free for c in cols}
+    for i, c in enumerate(flex):
+        widths[c.key] = max(c.min_width, free // len(flex) + (i < free % len(flex)))
+    return {c.key: widths[c.key] for c in cols}
 
 
 class ListTable(DataTable):
@@ -74,3 +80,16 @@ class ListTable(DataTable):
             self._require_update_dimensions = True
             self._clear_caches()
             self.refresh()
+
+
+def memory_cell(memory_id: str, statement: str | None) -> Text:
+    """A memory in a list cell: its short id (dim) beside its statement on one line, literal (untrusted
+    text: no markup read, control characters shown), cut with ``…`` at the column's width (issue 24)."""
+    from memtui.review.views import short_id
+    from memtui.widgets.literal import one_line
+
+    cell = Text(visible_line(short_id(memory_id)), style="dim")
+    cell.append("  ")
+    cell.append_text(one_line(statement, 300))
+    cell.no_wrap, cell.overflow = True, "ellipsis"
+    return cell
