@@ -15,7 +15,8 @@ be checked: a bad path, a commit the clone lacks).
 Kept between runs (:mod:`memtui.sources.diskcache`, under the repository's git dir; off with
 ``MEMTUI_CACHE=0``): the findings, keyed by HEAD and the contents of the files read; each parse,
 keyed by its commit and those contents (so a new commit that leaves the files alone parses only
-HEAD again); symbol definitions per commit and name (:mod:`memtui.sources.symbol_store`).
+HEAD again); symbol definitions per commit and name, and per file version
+(:mod:`memtui.sources.symbol_store`: a new commit parses only the source files that changed).
 """
 
 from __future__ import annotations
