@@ -199,8 +199,14 @@ def _search_clause(session: Session, terms: list[str]):
         match = " ".join(f'"{t}"*' for t in terms)
         ids = sa.text("SELECT memory_id FROM memory_fts WHERE memory_fts MATCH :fts").bindparams(fts=match)
         return Memory.memory_id.in_(ids.columns(sa.column("memory_id", sa.String)))
+    return _tsv_match(terms)
+
+
+def _tsv_match(terms: list[str]):
+    """PostgreSQL: the statement's ``tsvector`` (migration 0007) holds a word starting with each term."""
     query = " & ".join(f"{t}:*" for t in terms)
-    return sa.text("memory.statement_tsv @@ to_tsquery('simple', :tsq)").bindparams(tsq=query)
+    return sa.literal_column("memory.statement_tsv").op("@@", return_type=sa.Boolean)(
+        sa.func.to_tsquery(sa.literal_column("'simple'"), sa.bindparam("tsq", query)))
 
 
 def _where(session: Session, f: QueueFilter, now: datetime, *, state_index: bool = True) -> list:
@@ -266,10 +272,19 @@ def find(session: Session, viewer, f: QueueFilter, after: tuple | None, limit: i
     """The next ``limit`` memories matching ``f`` after the keyset ``after`` (None: from the top).
 
     The ``state`` sort reads one state at a time along the ``(state, memory_id)`` index, so its
-    pages cost the same anywhere in 100,000 rows; the other sorts, and a search (whose matches
-    drive the query), are one ordered query."""
+    pages cost the same anywhere in 100,000 rows; a search on PostgreSQL reads along the sort's
+    index while its matches are dense (:func:`_search_walk`). The other sorts, and a search on
+    SQLite (whose matches drive the query), are one ordered query."""
     if f.sort == "state" and not f.terms:
         return _find_by_state(session, viewer, f, after, limit, now)
+    if f.terms and f.sort != "priority" and session.get_bind().dialect.name == "postgresql":
+        return _search_walk(session, viewer, f, after, limit, now)
+    return _find_ordered(session, viewer, f, after, limit, now)
+
+
+def _find_ordered(session: Session, viewer, f: QueueFilter, after: tuple | None, limit: int,
+                  now: datetime) -> list[Row]:
+    """:func:`find` as one query ordered by ``f``'s sort (every match is read and sorted)."""
     order = _order(f)
     exprs = [expr.label(f"k{i}") for i, (expr, _) in enumerate(order)]
     # the queue states are most of a store: walking the sort's index (created_at, confidence) beats
@@ -288,22 +303,90 @@ def find(session: Session, viewer, f: QueueFilter, after: tuple | None, limit: i
 
 def _find_by_state(session: Session, viewer, f: QueueFilter, after: tuple | None, limit: int,
                    now: datetime) -> list[Row]:
-    states = sorted(f.states or QUEUE_RANK, key=STATE_RANK.__getitem__, reverse=f.descending)
-    start_rank, after_id = after if after else (None, None)
-    base = [c for c in _where(session, f, now)[1:]]  # everything but the state condition
     out: list[Row] = []
-    for state in states:
-        rank = STATE_RANK[state]
+    for rank, q in _state_reads(session, viewer, f, after, lambda _rank: COLUMNS, _where(session, f, now)[1:]):
         if len(out) >= limit:
             break
+        out.extend(Row(m, (rank, m.memory_id)) for m in session.exec(q.limit(limit - len(out))))
+    return out
+
+
+def _state_reads(session: Session, viewer, f: QueueFilter, after: tuple | None, columns, conds: list):
+    """``(rank, query)`` for each state the ``state`` sort reads, in order, from the keyset ``after``
+    on: ``columns(rank)`` of that state's rows matching ``conds``, in id order, after ``after``."""
+    start_rank, after_id = after if after else (None, None)
+    for state in sorted(f.states or QUEUE_RANK, key=STATE_RANK.__getitem__, reverse=f.descending):
+        rank = STATE_RANK[state]
         if start_rank is not None and (rank < start_rank if not f.descending else rank > start_rank):
             continue
-        q = restrict(select(*COLUMNS), session, viewer).where(Memory.state == state, *base)
+        q = restrict(select(*columns(rank)), session, viewer).where(Memory.state == state, *conds)
         if rank == start_rank:
             q = q.where(Memory.memory_id < after_id if f.descending else Memory.memory_id > after_id)
-        q = q.order_by(Memory.memory_id.desc() if f.descending else Memory.memory_id).limit(limit - len(out))
-        out.extend(Row(m, (rank, m.memory_id)) for m in session.exec(q))
-    return out
+        yield rank, q.order_by(Memory.memory_id.desc() if f.descending else Memory.memory_id)
+
+
+#: Rows a search on PostgreSQL reads along its sort's index (each state's, for the ``state`` sort),
+#: a query a step, before it leaves the rest to the full-text index (:func:`_search_walk`); 5,000 in all.
+WALK_STEPS = (500, 1500, 3000)
+
+
+def _search_walk(session: Session, viewer, f: QueueFilter, after: tuple | None, limit: int,
+                 now: datetime) -> list[Row]:
+    """A search in the ``state``, ``age`` or ``confidence`` sort on PostgreSQL: :func:`_find_ordered`'s
+    rows and keys, read without ordering every match.
+
+    Ordering every match costs a heap visit per match (over a second for a common word at 1,000,000
+    memories), and the planner, which multiplies the frequencies of the words, takes words that come
+    together ("never call directly") for rare. So the rows are read along the sort's index
+    (``(state, memory_id)`` one state at a time, ``(created_at, memory_id)``, ``(confidence,
+    memory_id)``) in :data:`WALK_STEPS`, testing each statement's ``tsvector``: where matches are
+    dense the page fills within a few hundred rows. A walk that reads all its steps short of the page
+    means the matches are sparse: the rest, after the last row walked, is one ordered query driven by
+    the GIN index."""
+    hit = _tsv_match(f.terms)
+    plain = f.with_(search="")
+    found: list[tuple[tuple, str]] = []  # (key, memory id) of each match, in order
+    last: tuple | None = None  # the key of the last row read by a walk that ran out of steps short of the page
+    if f.sort == "state":
+        def columns(rank: int) -> tuple:
+            return Memory.memory_id, hit, sa.literal(rank), Memory.memory_id
+
+        def on(key: tuple):
+            return Memory.memory_id < key[1] if f.descending else Memory.memory_id > key[1]
+
+        for _rank, q in _state_reads(session, viewer, f, after, columns, _where(session, plain, now)[1:]):
+            if len(found) >= limit or last is not None:
+                break
+            last = _walk(session, q, on, found, limit)
+    else:
+        order = _order(f)
+        q = restrict(select(Memory.memory_id, hit, *[expr for expr, _ in order]), session, viewer)
+        q = q.where(*_where(session, plain, now))
+        if after is not None:
+            q = q.where(_after(order, tuple(after)))
+        q = q.order_by(*[expr.asc() if asc else expr.desc() for expr, asc in order])
+        last = _walk(session, q, lambda key: _after(order, key), found, limit)
+    rows = {r.memory_id: r for r in session.exec(select(*COLUMNS).where(
+        Memory.memory_id.in_([mid for _key, mid in found])))} if found else {}
+    page = [Row(rows[mid], key) for key, mid in found if mid in rows]
+    if last is not None:  # sparse: the index drives the rest
+        page += _find_ordered(session, viewer, f, last, limit - len(found), now)
+    return page
+
+
+def _walk(session: Session, q, on, found: list[tuple[tuple, str]], limit: int) -> tuple | None:
+    """Read ``q`` (memory id, matched, sort key...; ordered) in :data:`WALK_STEPS`, each step after the
+    last key read (``on(key)``: the condition of the rows after it), adding the matches' (key, id) to
+    ``found`` up to ``limit``. Returns the last key read when every step was read short of the page,
+    else None (the page is full, or ``q`` has no more rows)."""
+    key = None
+    for step in WALK_STEPS:
+        rows = session.connection().execute((q if key is None else q.where(on(key))).limit(step)).all()
+        found += [(tuple(r[2:]), r[0]) for r in rows if r[1]][:limit - len(found)]
+        if len(found) >= limit or len(rows) < step:
+            return None
+        key = tuple(rows[-1][2:])
+    return key
 
 
 def count(session: Session, viewer, f: QueueFilter, now: datetime) -> int:
