@@ -48,6 +48,27 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _settle(pid: int, limit: float = 30) -> None:
+    """Until process ``pid`` used under 5 % of a core over a quarter second (the server's warm-up of
+    recall at start is done), or ``limit`` seconds: the tests measure a server past its start."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def cpu() -> float:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    deadline, last = time.time() + limit, cpu()
+    while time.time() < deadline:
+        time.sleep(0.25)
+        now = cpu()
+        if now - last < 0.0125:
+            return
+        last = now
+
+
 class Server:
     """A `memtui serve` subprocess on a free port."""
 
@@ -62,6 +83,7 @@ class Server:
         while True:
             try:
                 if httpx.get(self.base + "/openapi.json", timeout=2).status_code == 200:
+                    _settle(self.proc.pid)
                     return
             except httpx.TransportError:
                 pass
