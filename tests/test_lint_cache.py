@@ -213,3 +213,12 @@ def test_path_fates_follows_many_paths_in_one_pass(tmp_path):
     repo = GitRepo(r.path)
     history = History(repo, repo.head())
     assert all(history.follow(since, p) == t for p, t in fates.items())
+
+
+def test_the_cache_keeps_the_newest_entries_of_a_kind(tmp_path):
+    cache = DiskCache(tmp_path / "c")
+    cache.max_entries = 3
+    for i in range(5):
+        assert cache.put("k", f"key{i}", {"i": i})
+    assert [cache.get("k", f"key{i}") for i in range(5)] == [None, None, {"i": 2}, {"i": 3}, {"i": 4}]
+    assert cache.get("other", "key4") is None

@@ -121,19 +121,21 @@ class DiskCache:
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
-            self._prune(folder)
-            return True
         except (OSError, TypeError, ValueError):
             return False
+        self._prune(folder)
+        return True
 
     def _prune(self, folder: Path) -> None:
-        entries = [e for e in os.scandir(folder) if e.name.endswith(".json.z")]
-        if len(entries) <= self.max_entries:
+        """Remove the oldest entries beyond :attr:`max_entries` (another process may be pruning too)."""
+        try:
+            entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder) if e.name.endswith(".json.z")]
+        except OSError:
             return
-        entries.sort(key=lambda e: e.stat().st_mtime_ns)
-        for e in entries[:len(entries) - self.max_entries]:
+        entries.sort()
+        for _, path in entries[:max(0, len(entries) - self.max_entries)]:
             try:
-                os.unlink(e.path)
+                os.unlink(path)
             except OSError:
                 pass
 
