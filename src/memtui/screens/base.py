@@ -80,6 +80,41 @@ COMMON_BINDINGS: list[BindingType] = [
 _COMMON_ORDER = {b.id: i for i, b in enumerate(COMMON_BINDINGS) if isinstance(b, Binding)}
 
 
+#: cells the command palette's hint takes at the right of a wide footer
+PALETTE_HINT = 14
+
+
+def fit_footer(bindings: dict, width: int, *, narrow: bool) -> dict:
+    """``bindings`` (key -> ActiveBinding, in footer order) with ``show`` turned off for every shown
+    binding after the line of ``width`` cells is full (a compact footer key takes its key, its
+    description and 2 cells; a wide one 3), except help (``nav.help``), which always shows: the keys
+    left out are in the help. One entry per action, as the footer draws them."""
+    from dataclasses import replace
+
+    pad = 2 if narrow else 3
+    room = width - 1 - (0 if narrow else PALETTE_HINT)
+    cost = {}
+    for key, ab in bindings.items():
+        b = ab.binding
+        if b.show and b.action not in cost:
+            cost[b.action] = len(b.key_display or key) + len(b.description) + pad
+    help_cost = next((cost[ab.binding.action] for ab in bindings.values() if ab.binding.id == "nav.help"
+                      and ab.binding.show), 0)
+    used, shown, out = help_cost, set(), {}
+    for key, ab in bindings.items():
+        b = ab.binding
+        if b.show and b.id != "nav.help" and b.action not in shown:
+            if used + cost[b.action] <= room:
+                used += cost[b.action]
+                shown.add(b.action)
+            else:
+                ab = ab._replace(binding=replace(b, show=False))
+        elif b.show and b.id != "nav.help" and b.action in shown:
+            pass
+        out[key] = ab
+    return out
+
+
 class BaseScreen(Screen):
     """A memtui screen: common keys, help built from the active bindings, one confirmation.
 
@@ -95,6 +130,16 @@ class BaseScreen(Screen):
     # ---- the order of the footer and the help ---------------------------------------------
     @property
     def active_bindings(self):  # type: ignore[override]
+        """:attr:`all_bindings` as the footer shows them: in order, as many as fit on one line of the
+        screen's width, ``?`` (help: every key) always among them; the others are still active, only
+        not shown (``show=False``)."""
+        return fit_footer(self.all_bindings, self.size.width or self.app.size.width, narrow=self._narrow())
+
+    def _narrow(self) -> bool:
+        return (self.size.width or self.app.size.width) < NARROW_FOOTER
+
+    @property
+    def all_bindings(self):
         """Textual's active bindings, this screen's own keys first (in ``BINDINGS`` order), then
         the common keys of :class:`BaseScreen`, then the focused widget's, then the app's."""
         bindings = super().active_bindings
@@ -126,6 +171,7 @@ class BaseScreen(Screen):
         for footer in self.query(Footer):
             footer.compact = narrow
             footer.show_command_palette = not narrow
+            footer.refresh(recompose=True)  # what fits changes with the width
 
     # ---- the main list --------------------------------------------------------------------
     def main_list(self) -> Widget | None:
@@ -241,7 +287,7 @@ class BaseScreen(Screen):
         """Show every active key of this screen, built from its bindings (never by hand)."""
         from memtui.screens.help import HelpScreen
 
-        self.app.push_screen(HelpScreen(self.active_bindings.values(), title=self.HELP_TITLE))
+        self.app.push_screen(HelpScreen(self.all_bindings.values(), title=self.HELP_TITLE))
 
     def confirm(self, title: str, effect: str, on_yes: Callable[[], None]) -> None:
         """Ask before a destructive decision: ``effect`` says what changes and how to undo it;

@@ -6,7 +6,7 @@ between changed hunks; ``]``/``[`` switch to the memory's next/previous evidence
 
 from __future__ import annotations
 
-from rich.table import Table
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -17,7 +17,7 @@ from textual.widgets import Footer, Header, Static
 from memtui.review.evidence import EvidenceComparison
 from memtui.screens.base import BaseScreen
 from memtui.widgets.literal import visible
-from memtui.widgets.wrap import CODE_BREAKS, Wrapped
+from memtui.widgets.wrap import CODE_BREAKS, wrap_at
 
 #: the backgrounds of changed lines (recorded side, HEAD side) in a dark and in a light theme
 _REMOVED, _ADDED = {True: "on #3b1d1d", False: "on #f6d5d5"}, {True: "on #1d3b22", False: "on #d3f0d9"}
@@ -30,6 +30,63 @@ def row_style(tag: str, dark: bool) -> tuple[str, str]:
 
 
 MARK = {"equal": " ", "replace": "~", "delete": "-", "insert": "+"}
+NUMBER = 5  # cells of a line number
+
+
+def side_by_side(c: EvidenceComparison, width: int, dark: bool) -> tuple[list[Text], list[int]]:
+    """The recorded and HEAD sides of ``c`` in ``width`` cells: ``NNNNN code │ M NNNNN code``, each
+    side's code wrapped only after whitespace or punctuation (:data:`CODE_BREAKS`; a name is cut only
+    when it is wider than its whole column). Returns the lines and, for each row of ``c.rows``, the
+    index of its first line (where ``n`` scrolls to)."""
+    col = max(8, (width - 2 * (NUMBER + 1) - 3) // 2)
+
+    def side(text: Text | None) -> list[Text]:
+        return wrap_at(text, col, CODE_BREAKS) if text is not None else [Text("")]
+
+    lines: list[Text] = []
+    head = [side(Text("recorded  " + visible(c.recorded_label), style="bold")),
+            side(Text("HEAD  " + visible(c.current_label or "—"), style="bold"))]
+    for i in range(max(map(len, head))):
+        line = Text(" " * (NUMBER + 1))
+        line.append_text(_pad(head[0], i, col, ""))
+        line.append("   " + " " * (NUMBER + 1))
+        line.append_text(_pad(head[1], i, col, ""))
+        lines.append(line)
+    starts: list[int] = []
+    for row in c.rows:
+        lstyle, rstyle = row_style(row.tag, dark)
+        left = side(Text(visible(row.left.text)) if row.left else None)
+        right = side(Text(visible(row.right.text)) if row.right else None)
+        starts.append(len(lines))
+        for i in range(max(len(left), len(right))):
+            line = Text(f"{row.left.number if row.left and i == 0 else '':>{NUMBER}} ", style="dim")
+            line.append_text(_pad(left, i, col, lstyle if row.left else ""))
+            line.append(f" {MARK[row.tag] if i == 0 else ' '} ", style="bold yellow")
+            line.append(f"{row.right.number if row.right and i == 0 else '':>{NUMBER}} ", style="dim")
+            line.append_text(_pad(right, i, col, rstyle if row.right else ""))
+            lines.append(line)
+    return lines, starts
+
+
+def _pad(pieces: list[Text], i: int, width: int, style: str) -> Text:
+    piece = pieces[i].copy() if i < len(pieces) else Text("")
+    piece.truncate(width, pad=True)  # a piece is never wider: this only pads
+    if style:
+        piece.stylize(style)
+    return piece
+
+
+class SideBySide:
+    """A Rich renderable: :func:`side_by_side` at the width it is given."""
+
+    def __init__(self, comparison: EvidenceComparison, dark: bool) -> None:
+        self.comparison, self.dark = comparison, dark
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines, _ = side_by_side(self.comparison, options.max_width, self.dark)
+        for line in lines:
+            line.no_wrap, line.end = True, "\n"
+        yield from lines
 
 
 class EvidenceScreen(BaseScreen):
@@ -88,23 +145,7 @@ class EvidenceScreen(BaseScreen):
         if c.hunks:
             title.append(f"   {len(c.hunks)} change(s): n / N")
         self.query_one("#ev-title", Static).update(title)
-        table = Table(expand=True, show_edge=False, box=None, padding=(0, 1), show_header=True,
-                      header_style="bold")
-        table.add_column("", width=5, justify="right", style="dim")
-        table.add_column(Wrapped(Text("recorded  " + visible(c.recorded_label))), ratio=1)
-        table.add_column("", width=1)
-        table.add_column("", width=5, justify="right", style="dim")
-        table.add_column(Wrapped(Text("HEAD  " + visible(c.current_label or "—"))), ratio=1)
-        dark = self.app.current_theme.dark
-        for row in c.rows:
-            lstyle, rstyle = row_style(row.tag, dark)
-            table.add_row(  # code breaks after punctuation or space, never inside a name
-                str(row.left.number) if row.left else "",
-                Wrapped(Text(visible(row.left.text), style=lstyle), CODE_BREAKS) if row.left else Text(""),
-                Text(MARK[row.tag], style="bold yellow"),
-                str(row.right.number) if row.right else "",
-                Wrapped(Text(visible(row.right.text), style=rstyle), CODE_BREAKS) if row.right else Text(""),
-            )
+        table = SideBySide(c, self.app.current_theme.dark)
         if c.note:
             note = Text("\n" + visible(c.note), style="yellow")
             self.query_one("#ev-diff", Static).update(note if not c.rows else _Group(table, note))
@@ -116,7 +157,10 @@ class EvidenceScreen(BaseScreen):
             self.notify("No changes in this span.", markup=False)
             return
         row = self.comparison.hunks[self._hunk]
-        self.query_one("#ev-body", VerticalScroll).scroll_to(y=max(0, row + 1 - 2), animate=False)
+        width = self.query_one("#ev-diff", Static).content_size.width
+        _, starts = side_by_side(self.comparison, width, self.app.current_theme.dark)
+        # the changed line's first row in view, with one row of context above it
+        self.query_one("#ev-body", VerticalScroll).scroll_to(y=max(0, starts[row] - 1), animate=False)
         self.notify(f"change {self._hunk + 1} of {len(self.comparison.hunks)} (line {row + 1} of the span)",
                     markup=False, timeout=2)
 

@@ -85,6 +85,7 @@ class QueueScreen(BaseScreen):
         Binding("b", "decide('block')", "Block", id="queue.block"),
         Binding("u", "undo", "Undo", id="queue.undo"),
         Binding("ctrl+r", "redo", "Redo", show=False, id="queue.redo"),
+        Binding("e", "evidence", "Evidence", id="queue.evidence"),
         Binding("c", "comment", "Comment", id="queue.comment"),
         Binding("v", "range", "Range", show=False, id="queue.range"),
         Binding("slash", "search", "Search", key_display="/", id="queue.search"),
@@ -92,7 +93,6 @@ class QueueScreen(BaseScreen):
         Binding("o", "sort", "Sort", id="queue.sort"),
         Binding("O", "reverse", "Reverse sort", show=False, id="queue.reverse"),
         Binding("escape", "clear", "Clear selection", show=False, id="queue.clear"),
-        Binding("e", "evidence", "Evidence", id="queue.evidence"),
         Binding("E", "accept_edit", "Accept edit", show=False, id="queue.accept_edit"),
         Binding("m", "app.maintain", "Maintain", id="queue.maintain"),
     ]

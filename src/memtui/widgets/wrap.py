@@ -32,6 +32,7 @@ def wrap_at(text: Text, width: int, breaks: str = PATH_BREAKS, indent: int = 0) 
     for line in text.split("\n", allow_blank=True):
         plain, start, first = line.plain, 0, True
         hang = max(indent, min(len(plain) - len(plain.lstrip(" ")), width // 2))  # under its own text
+        hang = max(0, min(hang, width - longest_token(plain, breaks)))  # a name that fits a line is never cut
         while True:
             room = width if first else width - hang
             rest = plain[start:]
@@ -57,6 +58,19 @@ def wrap_at(text: Text, width: int, breaks: str = PATH_BREAKS, indent: int = 0) 
     for piece in out:
         piece.no_wrap, piece.end = True, "\n"
     return out
+
+
+def longest_token(plain: str, breaks: str = PATH_BREAKS) -> int:
+    """The cells of the widest piece of ``plain`` that :func:`wrap_at` may not break inside."""
+    longest = run = 0
+    for i, ch in enumerate(plain):
+        if ch in BREAK_BEFORE:
+            run = 0
+        run += cell_len(ch)
+        longest = max(longest, run)
+        if ch.isspace() or ch in breaks:
+            run = 0
+    return longest
 
 
 class Wrapped:
