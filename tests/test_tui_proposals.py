@@ -10,7 +10,7 @@ from memtui.clock import utcnow
 from memtui.domain.invariants import Actor
 from tests.gitrepo import import_anchored
 from memtui.review.service import ReviewService
-from memtui.screens.dialogs import ConfirmDialog, EditDialog
+from memtui.screens.dialogs import ConfirmDialog, EditDialog, TextDialog
 from memtui.store.models import CompactionProposal, DuplicateCluster, Memory, MemoryConflict
 
 from tests.test_resolve import LEAD, RECORDS
@@ -59,10 +59,10 @@ async def test_pick_canonical_edit_and_merge_with_confirmation(store):
         await pilot.press("2")  # mem_b becomes the canonical
         await pilot.press("e")
         await pilot.pause()
-        assert isinstance(app.screen, EditDialog)
-        await pilot.press("ctrl+a", "ctrl+k")
+        assert isinstance(app.screen, TextDialog)  # a multi-line editor (issue 24)
+        await pilot.press("f7")  # select all: typing replaces it
         await pilot.press(*"Rules go through RuleRegistry.")
-        await pilot.press("enter")
+        await pilot.press("ctrl+s")
         await pilot.pause()
         await pilot.press("m")
         await pilot.pause()

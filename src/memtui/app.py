@@ -145,14 +145,14 @@ class MemtuiApp(App):
         self.theme = LIGHT_THEME if self.current_theme.dark else DARK_THEME
 
     def action_ask_memory(self) -> None:
-        """Ask for a memory id, then open it (an unknown or hidden id is said so)."""
-        from memtui.screens.dialogs import EditDialog
+        """Ask for a memory by part of its id or statement, then open it (an unknown or hidden id is said so)."""
+        from memtui.screens.dialogs import JumpDialog
 
         def chosen(memory_id: str | None) -> None:
             if memory_id:
                 self.jump_to_memory(memory_id)
 
-        self.push_screen(EditDialog("Jump to memory (id)", ""), chosen)
+        self.push_screen(JumpDialog("Jump to memory"), chosen)
 
     @work(thread=True, group="jump")
     def jump_to_memory(self, memory_id: str) -> None:

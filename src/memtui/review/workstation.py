@@ -113,3 +113,10 @@ def store_label(engine: Engine) -> str:
                 continue
         return str(path)
     return url.render_as_string(hide_password=True)
+    def find_memories(self, part: str, limit: int = 10) -> list[tuple[str, str]]:
+        """Up to ``limit`` (id, statement) of memories ``actor`` may see whose id or statement holds ``part``
+        (:func:`memtui.review.statements.find_memories`: the palette and the jump dialog)."""
+        from memtui.review.statements import find_memories
+
+        return find_memories(self._engine, self.actor, part, limit)
+

@@ -107,17 +107,17 @@ class CompactionScreen(ProposalScreen):
         self.decide("Accept this compaction?", effect, apply)
 
     def action_edit(self) -> None:
-        """Edit the proposed statement, then accept it."""
+        """Edit the proposed statement in a multi-line editor (ctrl+s saves), then accept it."""
         p = self.current()
         if p is None:
             return
-        from memtui.screens.dialogs import EditDialog
+        from memtui.screens.dialogs import TextDialog
 
         def done(value: str | None) -> None:
             if value:
                 self.action_accept(value)
 
-        self.app.push_screen(EditDialog("Compacted statement", p.proposed_statement), done)
+        self.app.push_screen(TextDialog(f"Compacted statement ({len(p.members)} members)", p.proposed_statement), done)
 
     def action_reject(self) -> None:
         """Reject the selected proposal after a confirmation (its members stay as they are)."""

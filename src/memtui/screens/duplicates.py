@@ -136,7 +136,7 @@ class DuplicatesScreen(ProposalScreen):
         c = self.current()
         if c is None:
             return
-        from memtui.screens.dialogs import EditDialog
+        from memtui.screens.dialogs import TextDialog
 
         canon_id = self.canonical.get(c.cluster_id, c.canonical_id)
         text = self.edited.get(c.cluster_id) or next(m.statement for m in c.members if m.memory_id == canon_id)
@@ -146,7 +146,7 @@ class DuplicatesScreen(ProposalScreen):
                 self.edited[c.cluster_id] = value
                 self._render_current()
 
-        self.app.push_screen(EditDialog(f"Canonical text for {canon_id}", text), done)
+        self.app.push_screen(TextDialog(f"Canonical text for {canon_id}", text), done)
 
     def action_merge(self) -> None:
         """Merge the selected cluster after a confirmation that states the effect (default No)."""
