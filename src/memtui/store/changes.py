@@ -9,10 +9,12 @@ recording a recall writes. Usage and harm events, history, audit and claims do n
 themselves (a harm report that challenges a memory does, through the memory's state).
 
 Use: keep what you computed from the store together with the value you read *before* reading the
-store; while ``current`` still gives that value nothing you read has changed. The value is opaque
-(it starts at a random number and only its equality means anything); 0 means the store has no
-counter (a store emptied row by row, or older than migration 0012): treat it as "always changed".
-A poller (the TUI, issue 24) calls ``current`` and refreshes when the value differs.
+store; while ``current`` still gives that value nothing you read has changed. The value is opaque:
+each change moves it by a random step (it always changes, never in order, and does not come back, so
+a store restored from a backup and changed otherwise does not meet a kept value); only equality
+means anything. 0 means the store has no counter (its row deleted with the triggers off, or a store
+older than migration 0012 opened read-only): treat it as "always changed". A poller (the TUI,
+issue 24) calls ``current`` and refreshes when the value differs.
 """
 
 from __future__ import annotations

@@ -9,8 +9,10 @@ transaction as its change: an insert or delete of ``memory``, ``evidence``, ``re
 constraint trigger per row that bumps once per transaction, at commit (so the one row is locked only
 while a writer commits, after every other lock it takes: no deadlock, and short waits).
 
-The counter starts at a random value in [1, 2**62) and a deleted row is inserted again at another
-random value, so a store emptied and refilled never repeats a value a reader may have kept.
+Each move adds a random step (modulo 2**62 - 1), so the value always changes and never comes back
+in practice: a store restored from a backup and then changed otherwise, or emptied and refilled,
+does not meet a value a reader kept for other contents. It starts at a random value in [1, 2**62)
+and a deleted row is inserted again at one.
 
 Revision ID: 0012
 Revises: 0011
@@ -33,8 +35,11 @@ MEMORY_COLUMNS = (
     'review_after_days', 'superseded_by', 'import_hash', 'import_source', 'content_hash', 'version',
 )
 TABLES = ('memory', 'evidence', 'repository', 'store_setting')
-_RANDOM_SQLITE = "abs(random()) % 4611686018427387903 + 1"
+# values in [1, M], M = 2**62 - 1; a step adds r in [0, M - 2] modulo M, then 1: never the same value
+_RANDOM_SQLITE = "(random() & 4611686018427387903) % 4611686018427387903 + 1"
+_STEP_SQLITE = "n = (n + (random() & 4611686018427387903) % 4611686018427387902) % 4611686018427387903 + 1"
 _RANDOM_PG = "floor(random() * 4611686018427387903)::bigint + 1"
+_STEP_PG = ("n = (store_change.n + floor(random() * 4611686018427387902)::bigint) % 4611686018427387903 + 1")
 
 
 def _events(table: str) -> list[tuple[str, str]]:
@@ -58,7 +63,7 @@ def upgrade() -> None:
             BEGIN
               IF current_setting('memtui.store_changed', true) IS DISTINCT FROM '1' THEN
                 INSERT INTO store_change (id, n) VALUES (1, {_RANDOM_PG})
-                  ON CONFLICT (id) DO UPDATE SET n = store_change.n + 1;
+                  ON CONFLICT (id) DO UPDATE SET {_STEP_PG};
                 PERFORM set_config('memtui.store_changed', '1', true);
               END IF;
               RETURN NULL;
@@ -74,7 +79,7 @@ def upgrade() -> None:
             conn.execute(sa.text(
                 f"CREATE TRIGGER store_change_{table}_{suffix} AFTER {event} ON {table} BEGIN "
                 f"INSERT INTO store_change (id, n) VALUES (1, {_RANDOM_SQLITE}) "
-                "ON CONFLICT (id) DO UPDATE SET n = n + 1; END"))
+                f"ON CONFLICT (id) DO UPDATE SET {_STEP_SQLITE}; END"))
 
 
 def downgrade() -> None:
