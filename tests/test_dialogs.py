@@ -38,7 +38,7 @@ async def test_confirm_names_its_keys_and_focuses_no(store):  # noqa: F811
         await _settle(app, pilot)
         dialog = app.screen
         assert isinstance(dialog, ConfirmDialog)
-        assert _keys(dialog) == "y confirm · n/esc cancel · enter: No (the default)"
+        assert _keys(dialog) == "y confirm · n/esc cancel · enter: the focused button (No)"
         assert app.focused is dialog.query_one("#no", Button)
         assert str(dialog.query_one("#no", Button).label) == "No (default)"
         assert str(dialog.query_one("#yes", Button).label) == "Yes (y)"

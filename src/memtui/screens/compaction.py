@@ -15,6 +15,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
 from memtui.review.proposals import ProposalView
+from memtui.review.views import short_id
 from memtui.screens.proposals import ProposalScreen
 from memtui.widgets.list_table import Col
 from memtui.widgets.literal import one_line, visible
@@ -63,12 +64,16 @@ class CompactionScreen(ProposalScreen):
             self.query_one("#proposal", Static).update("")
             return
         left: list = [Text(f"Members ({len(p.members)})", style="bold underline")]
-        for m in p.members:
-            left += [Text(""), Text(visible(m.memory_id), style="bold"),
-                     Wrapped(Text(f"{m.state} · {m.type} · {visible(m.scope.label)}", style="dim")),
-                     Wrapped(Text(visible(m.statement)))]
+        for m in p.members:  # short id and statement; type and scope where they differ from the proposal's
+            head = Text(short_id(m.memory_id, 22), style="bold")
+            head.append(f"  {m.state}" + (f" · {m.type}" if m.type != p.proposed_type else ""), style="dim")
+            if (m.scope.repository_id, m.scope.module_path) != (p.repository_id, p.module_path):
+                head.append(f" · {visible(m.scope.label)}", style="dim")
+            left += [Text(""), Wrapped(head), Wrapped(Text(visible(m.statement)))]
         self.query_one("#members", Static).update(Group(*left))
-        right: list = [Text("Proposed statement", style="bold underline"),
+        together = len(" ".join(m.statement for m in p.members))
+        right: list = [Text("Proposed statement", style="bold underline")
+                       + Text(f"  {len(p.proposed_statement)} of {together} characters", style="dim"),
                        Wrapped(Text(visible(p.proposed_statement), style="bold")), Text(""),
                        Wrapped(Text(f"type {p.proposed_type} · scope {visible(p.repository_id or '*')}:"
                                     f"{visible(p.module_path or '')}", style="dim"))]

@@ -34,9 +34,9 @@ class ConfirmDialog(ModalScreen[bool]):
         with Vertical(id="dialog"):
             yield Static(Text(visible(self._title), style="bold"), id="dialog-title")
             yield Static(Text(visible(self._effect)), id="dialog-body")
+            yield Static(Text("y confirm · n/esc cancel · enter: the focused button (No)", style="dim"),
+                         id="dialog-keys")
             with Horizontal(id="dialog-buttons"):
-                yield Static(Text("y confirm · n/esc cancel · enter: No (the default)", style="dim"),
-                             id="dialog-keys")
                 yield Button("No (default)", id="no", variant="primary")
                 yield Button("Yes (y)", id="yes", variant="error")
 
