@@ -199,3 +199,32 @@ def test_warm_reads_the_pools_a_recall_then_finds(store):
         stop()
     assert "mem_registry" in _included(pack)
     assert not any("FROM evidence" in s and "IN (SELECT" in s for s in seen)  # the pool was not read again
+
+
+def test_a_restored_store_changed_otherwise_does_not_meet_a_kept_value(sqlite_engine, tmp_path):
+    """Two copies of one store (a backup restored) changed in different ways: different values, so
+    nothing kept for one answers for the other; and each change moves the value."""
+    import shutil
+
+    from memtui.store.engine import open_store
+
+    path = Path(sqlite_engine.url.database)
+    with sqlite_engine.begin() as conn:
+        conn.execute(sa.text("PRAGMA wal_checkpoint(TRUNCATE)"))
+    backup = tmp_path / "backup.db"
+    shutil.copyfile(path, backup)
+    start = changes.current(sqlite_engine)
+    seen = {start}
+    for value in ("a", "b", "c"):
+        with sqlite_engine.begin() as conn:
+            conn.execute(sa.text("INSERT INTO store_setting (key, value) VALUES (:k, 'x')"), {"k": f"one:{value}"})
+        seen.add(changes.current(sqlite_engine))
+    restored = open_store(str(backup))
+    try:
+        assert changes.current(restored) == start
+        with restored.begin() as conn:
+            conn.execute(sa.text("INSERT INTO store_setting (key, value) VALUES ('other', 'y')"))
+        assert changes.current(restored) not in seen
+    finally:
+        restored.dispose()
+    assert len(seen) == 4
