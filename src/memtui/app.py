@@ -54,6 +54,24 @@ class MemtuiApp(App):
             self.notify(f"The store is read-only ({why}): you can read everything; decisions are refused.",
                         title="Read-only", severity="warning", markup=False, timeout=10)
 
+    # ---- hand-off to the reviewer's tools (issue 24, item 7) -----------------------------------
+    def hand_off(self, run):
+        """Call ``run()`` with the terminal handed over (``App.suspend``: an editor or a pager runs
+        full screen, the TUI comes back as it was) and return its result; where the terminal
+        cannot be handed over (a test's headless app), ``run()`` is called as it is."""
+        from textual.app import SuspendNotSupported
+
+        try:
+            suspended = self.suspend()
+            suspended.__enter__()
+        except (SuspendNotSupported, RuntimeError):  # RuntimeError: no driver (the context never entered)
+            return run()
+        try:
+            return run()
+        finally:
+            suspended.__exit__(None, None, None)
+            self.refresh(layout=True)
+
     # ---- the user's keymap -----------------------------------------------------------------
     def apply_user_keymap(self) -> None:
         """Apply the user's keymap file (:func:`memtui.keymap.keymap_path`); what is wrong in it is

@@ -72,6 +72,19 @@ class Workstation:
 
         return compare_evidence(self._engine, memory_id, index)
 
+    def evidence_file(self, memory_id: str, index: int):
+        """Where to open the ``index``-th evidence of ``memory_id`` in an editor
+        (:func:`memtui.review.handoff.evidence_file`)."""
+        from memtui.review.handoff import evidence_file
+
+        return evidence_file(self._engine, memory_id, index)
+
+    def evidence_commit(self, memory_id: str, index: int):
+        """The checkout and commit of that evidence, for ``git show`` (:func:`memtui.review.handoff.evidence_commit`)."""
+        from memtui.review.handoff import evidence_commit
+
+        return evidence_commit(self._engine, memory_id, index)
+
     def maintain(self, *, now: datetime, progress: Callable[[str], None] | None = None,
                  on_progress: Callable[[int, int], None] | None = None,
                  cancelled: Callable[[], bool] | None = None) -> list:
@@ -100,6 +113,13 @@ class Workstation:
             starts = case((Memory.memory_id.startswith(part, autoescape=True), 0), else_=1)
             return list(session.exec(q.order_by(starts, Memory.memory_id).limit(limit)))
 
+    def find_memories(self, part: str, limit: int = 10) -> list[tuple[str, str]]:
+        """Up to ``limit`` (id, statement) of memories ``actor`` may see whose id or statement holds ``part``
+        (:func:`memtui.review.statements.find_memories`: the palette and the jump dialog)."""
+        from memtui.review.statements import find_memories
+
+        return find_memories(self._engine, self.actor, part, limit)
+
 
 def store_label(engine: Engine) -> str:
     """See :attr:`Workstation.store_label`."""
@@ -113,10 +133,3 @@ def store_label(engine: Engine) -> str:
                 continue
         return str(path)
     return url.render_as_string(hide_password=True)
-    def find_memories(self, part: str, limit: int = 10) -> list[tuple[str, str]]:
-        """Up to ``limit`` (id, statement) of memories ``actor`` may see whose id or statement holds ``part``
-        (:func:`memtui.review.statements.find_memories`: the palette and the jump dialog)."""
-        from memtui.review.statements import find_memories
-
-        return find_memories(self._engine, self.actor, part, limit)
-

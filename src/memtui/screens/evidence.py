@@ -1,7 +1,9 @@
 """Evidence side by side: the span at its recorded commit beside the same span at HEAD.
 
 Changed lines are marked; an *outdated* badge shows when the text changed; ``n``/``N`` jump
-between changed hunks; ``]``/``[`` switch to the memory's next/previous evidence.
+between changed hunks; ``]``/``[`` switch to the memory's next/previous evidence; ``o`` opens the
+evidence at its line in ``$VISUAL``/``$EDITOR``, ``O`` shows its commit in the pager
+(:mod:`memtui.review.handoff`).
 """
 
 from __future__ import annotations
@@ -100,6 +102,8 @@ class EvidenceScreen(BaseScreen):
         Binding("N", "previous_hunk", "Prev change", key_display="N", id="evidence.previous_hunk"),
         Binding("right_square_bracket", "next_evidence", "Next evidence", key_display="]", id="evidence.next"),
         Binding("left_square_bracket", "previous_evidence", "Prev evidence", key_display="[", id="evidence.previous"),
+        Binding("o", "open_editor", "Editor", id="evidence.open"),  # $VISUAL/$EDITOR at the line
+        Binding("O", "show_commit", "Commit", key_display="O", id="evidence.show_commit"),  # git show
     ]
 
     def __init__(self, memory_id: str, index: int = 0) -> None:
@@ -185,6 +189,50 @@ class EvidenceScreen(BaseScreen):
         """Show the memory's previous piece of evidence."""
         self.index -= 1
         self.load()
+
+    # ---- hand-off (issue 24, item 7) --------------------------------------------------------
+    def action_open_editor(self) -> None:
+        """Open this evidence at its line in ``$VISUAL``/``$EDITOR`` (``o``): the checkout's file at
+        HEAD, or a read-only copy of the blob at the evidence's commit."""
+        self.find_editor_target(self.comparison.index if self.comparison else self.index)
+
+    @work(thread=True, exclusive=True, group="handoff")
+    def find_editor_target(self, index: int) -> None:
+        """Find (or write) the file to open, in a thread worker: it may read a blob from git."""
+        from memtui.review.handoff import HandoffError
+
+        try:
+            target = self.app.services.evidence_file(self.memory_id, index)
+        except (HandoffError, LookupError) as exc:
+            self.app.call_from_thread(self._handoff_refused, str(exc))
+            return
+        self.app.call_from_thread(self._open_editor, target)
+
+    def _open_editor(self, target) -> None:
+        from memtui.review.handoff import HandoffError, run_editor
+
+        try:
+            self.app.hand_off(lambda: run_editor(target.path, target.line))
+        except HandoffError as exc:
+            self._handoff_refused(str(exc))
+            return
+        if target.temporary:
+            self.notify(visible(f"Opened a read-only copy of the recorded file: {target.path}"), markup=False,
+                        timeout=4)
+
+    def action_show_commit(self) -> None:
+        """Show the evidence's commit with ``git show`` in the pager (``O``)."""
+        from memtui.review.handoff import HandoffError, show_commit
+
+        try:
+            checkout, sha = self.app.services.evidence_commit(
+                self.memory_id, self.comparison.index if self.comparison else self.index)
+            self.app.hand_off(lambda: show_commit(checkout, sha))
+        except (HandoffError, LookupError) as exc:
+            self._handoff_refused(str(exc))
+
+    def _handoff_refused(self, message: str) -> None:
+        self.notify(visible(message), title="Cannot open", severity="warning", markup=False)
 
     def current_memory_id(self) -> str | None:
         """The memory whose evidence this is."""

@@ -34,3 +34,17 @@ def head_sha(checkout: Path | str) -> str:
         return git.Repo(str(checkout)).head.commit.hexsha
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError) as exc:
         raise SourceError(f"{checkout}: not a git checkout") from exc
+
+
+def show_commit(checkout: Path | str, sha: str) -> int:
+    """Run ``git show SHA`` in ``checkout`` on the terminal, paged by git's own pager (``$GIT_PAGER``,
+    ``core.pager``, ``$PAGER``, else ``less``); the caller hands the terminal over first (the TUI
+    suspends). Returns git's exit code. Raises :class:`SourceError` when git cannot be run."""
+    import subprocess
+
+    if not str(sha).strip() or str(sha).startswith("-"):
+        raise SourceError(f"{sha!r}: not a commit")
+    try:
+        return subprocess.call(["git", "-C", str(checkout), "show", "--end-of-options", sha])
+    except OSError as exc:
+        raise SourceError(f"{checkout}: cannot run git: {exc}") from exc
