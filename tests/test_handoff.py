@@ -121,3 +121,25 @@ def test_show_commit_runs_git_show_of_the_evidence_commit(demo_copy, capfd):
     assert sha == ReviewService(demo_copy).detail("mem_rule_registry_convention").evidence[0].commit_sha
     assert show_commit(checkout, sha) == 0
     assert f"commit {sha}" in capfd.readouterr().out
+
+
+async def test_E_without_a_proposal_edits_the_statement_in_the_editor(demo_copy, tmp_path, monkeypatch):
+    new = "Validation rules are registered in RuleRegistry, never in OrderValidator."
+    script, log = _recorder(tmp_path, "editor", f"printf '%s\\n' '{new}' > \"$1\"")
+    monkeypatch.setenv("VISUAL", str(script))
+    service = ReviewService(demo_copy)
+    app = MemtuiApp(demo_copy, REVIEWER)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _settled(pilot)
+        queue = app.screen.query_one("#queue")
+        row = next(i for i, r in enumerate(queue.rows) if not service.detail(r.memory_id).proposed_statement)
+        mid, before = queue.rows[row].memory_id, service.detail(queue.rows[row].memory_id)
+        queue.move_cursor(row=row)
+        await _settled(pilot)
+        await pilot.press("E")
+        await _settled(pilot)
+    [args] = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(args) == 1 and args[0].startswith(os.path.join(os.environ.get("TMPDIR", "/tmp"), "memtui-statement-"))
+    after = service.detail(mid)
+    assert after.statement == new and after.state == before.state and after.version == before.version + 1
+    assert not Path(args[0]).exists()  # the temporary file is gone

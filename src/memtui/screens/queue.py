@@ -93,7 +93,7 @@ class QueueScreen(BaseScreen):
         Binding("o", "sort", "Sort", id="queue.sort"),
         Binding("O", "reverse", "Reverse sort", show=False, id="queue.reverse"),
         Binding("escape", "clear", "Clear selection", show=False, id="queue.clear"),
-        Binding("E", "accept_edit", "Accept edit", show=False, id="queue.accept_edit"),
+        Binding("E", "accept_edit", "Accept edit / edit in $EDITOR", show=False, id="queue.accept_edit"),
         Binding("m", "app.maintain", "Maintain", id="queue.maintain"),
     ]
 
@@ -724,23 +724,41 @@ class QueueScreen(BaseScreen):
         self.query_one("#counter", InfoLine).show(text)
 
     def action_accept_edit(self) -> None:
-        """Accept revalidation's proposed statement for the highlighted memory (moved paths
-        rewritten); the memory keeps its state, so approve it next."""
+        """``E``: accept revalidation's proposed statement for the highlighted memory (moved paths
+        rewritten) when there is one; else edit the statement in ``$VISUAL``/``$EDITOR`` (the TUI
+        suspends meanwhile; an unchanged or empty text changes nothing). The memory keeps its
+        state, so approve it next."""
         item = self.queue.current
-        if item is None or self._pending:
+        if item is None or self._pending or self._detail is None or self._detail_id != item.memory_id:
             self.app.bell()
             return
+        if self._detail.proposed_statement:
+            self._pending = True
+            self.run_edit(item.memory_id, item.version)
+            return
+        from memtui.review.handoff import HandoffError, edit_text
+
+        try:
+            text = self.app.hand_off(lambda: edit_text(self._detail.statement))
+        except HandoffError as exc:
+            self._refuse(str(exc), title="Cannot edit")
+            return
+        if text is None or text == self._detail.statement.strip():
+            self.notify("Statement unchanged.", markup=False, timeout=3)
+            return
         self._pending = True
-        self.run_edit(item.memory_id, item.version)
+        self.run_edit(item.memory_id, item.version, text)
 
     @work(thread=True, group="decide")
-    def run_edit(self, memory_id: str, version: int) -> None:
-        """Apply the proposed edit through the review service (the same one ``memtui edit`` uses)."""
+    def run_edit(self, memory_id: str, version: int, text: str | None = None) -> None:
+        """Apply the proposed edit (or ``text``) through the review service (the same one ``memtui
+        edit`` uses)."""
         from memtui.domain.invariants import LifecycleError
         from memtui.review.lifecycle import MemoryNotFound
 
         try:
-            self.service.edit_statement(memory_id, self.app.actor, proposed=True, expected_version=version)
+            self.service.edit_statement(memory_id, self.app.actor, proposed=text is None, text=text,
+                                        expected_version=version)
         except (LifecycleError, MemoryNotFound) as exc:
             self.app.call_from_thread(self._decision_refused, str(exc), [self.service.queue_item(memory_id)], None)
             return
@@ -750,7 +768,7 @@ class QueueScreen(BaseScreen):
     def _edited(self, item: QueueItemView) -> None:
         self._pending = False
         self._refresh_row(item)  # redraws the row and, for the highlighted one, the detail pane
-        self.notify("Statement edited to the proposal; approve it with a.", title="Edited", markup=False)
+        self.notify("Statement edited; approve it with a.", title="Edited", markup=False)
 
     def action_evidence(self) -> None:
         """Open the highlighted memory's evidence: recorded span beside the span at HEAD."""
