@@ -5,6 +5,7 @@ screen's own keys first and always ``?``, toasts stay off the detail pane."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from rich.text import Text
@@ -145,3 +146,38 @@ async def test_toasts_stay_off_the_detail_pane(demo_copy):
             [toast] = [w for w in app.screen.walk_children() if isinstance(w, Toast)]
             detail = app.screen.query_one("#detail-pane").region
             assert not toast.region.overlaps(detail), (size, toast.region, detail)
+
+
+SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_snapshots"
+
+
+def _svg_lines(path: Path) -> list[str]:
+    """The text rows of a snapshot SVG, each placed by its x position (12.2 px a cell)."""
+    import html
+    from collections import defaultdict
+
+    rows: dict[float, list[tuple[float, str]]] = defaultdict(list)
+    for m in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>', path.read_text()):
+        rows[float(m.group(2))].append((float(m.group(1)), html.unescape(m.group(3)).replace("\xa0", " ")))
+    out = []
+    for y in sorted(rows):
+        line = ""
+        for x, t in sorted(rows[y]):
+            line = line.ljust(int(round(x / 12.2))) + t
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("screen", ["queue", "evidence", "health", "help"])
+@pytest.mark.parametrize("size", ["80x24", "160x48"])
+def test_snapshot_footers_show_help_and_code_is_whole(screen, size):
+    lines = _svg_lines(SNAPSHOTS / f"test_screen[{screen}-{size}].svg")
+    if screen != "help":  # the help is a dialog over the queue: its own footer is the queue's
+        assert "? Help" in lines[-1], lines[-1]
+    if screen == "evidence":
+        text = "\n".join(lines)
+        # the span's names whole: each shows, and no part of one ends a line (ValidationRu / le)
+        for name in ("ValidationRule", "RuleRegistry", "orderType", "resolved", "appliesTo"):
+            assert name in text
+            for cut in range(3, len(name)):
+                assert not re.search(rf"(?<![A-Za-z]){name[:cut]}\s*$", text, re.M), name[:cut]

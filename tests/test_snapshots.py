@@ -14,6 +14,13 @@ from memtui.importers.native import import_files
 from memtui.store.engine import open_store
 
 DATA = Path(__file__).parent / "data"
+@pytest.fixture(autouse=True)
+def _in_store_folder(monkeypatch, tmp_path):
+    """The queue's header names the store relative to the current folder: run where the copy is,
+    so it reads ``demo.db`` whatever the temporary path."""
+    monkeypatch.chdir(tmp_path)
+
+
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 48), id="160x48")]
 REVIEWER = Actor("human", "reviewer-7")
 
