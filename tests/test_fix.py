@@ -58,8 +58,6 @@ def moved_before_import(tmp_path) -> Repo:
     return r
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23 item 1 (one resolver for import, maintain and lint) is not "
-                                       "done yet: an import at HEAD files the moved path as never existed")
 def test_import_then_maintain_flags_the_line_moved_before_the_import(moved_before_import, tmp_path):
     from memtui.review.service import ReviewService
     from memtui.store.engine import open_store

@@ -409,7 +409,12 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
                 report.formats[str(p)] = "native"
             continue
         try:
-            parsed.extend(_parse(kind, group, ctx))
+            got = _parse(kind, group, ctx)
+            if kind == "markdown":  # references already stale at import: anchored where lint anchors them
+                from memtui.importers.history_anchor import anchor_in_history
+
+                anchor_in_history(got, group, ctx)
+            parsed.extend(got)
         except ImportFileError as exc:
             file_errors.append(exc)
     screen_items(parsed)  # size limits, control characters in ids and tags (issue 9, item 5)
