@@ -1,5 +1,9 @@
 """The revalidation job: check every memory's evidence against the repository's HEAD and act on it.
 
+Unresolvable references (named nothing at their anchor commit) are checked again at every run, until a
+reviewer retires them; one that exists at a later HEAD is anchored at that HEAD (issue 23, item 1), so its
+later move or deletion is reported as stale, not as "never existed".
+
 The git work is :func:`memtui.revalidation.engine.revalidate` (one diff per distinct
 commit, one blob batch); this module loads the evidence, and writes the outcome in ONE
 transaction: evidence status and where it is at HEAD, the latest revalidation result per
@@ -108,7 +112,11 @@ def run_revalidation(engine: Engine, repository_id: str, checkout: Path, now: da
                    "current_line_start": check.current_line_start, "current_line_end": check.current_line_end,
                    "current_commit": check.current_commit, "reason_code": check.reason_code,
                    "status_reason": check.reason}
-            if any(row[f] != new[f] for f in _EVIDENCE_FIELDS):
+            if row["reason_code"] == "reference_unresolvable" and check.status == "valid" \
+                    and check.reason_code == "exists" and row["commit_sha"] != outcome.head:
+                # named nothing when written, exists now: anchored here, so a later move or deletion is stale
+                new["commit_sha"] = outcome.head
+            if any(row[f] != new[f] for f in new):
                 changed_memories.add(row["memory_id"])
                 evidence_updates.append({"evidence_id": row["evidence_id"], **new})
                 row.update(new)
