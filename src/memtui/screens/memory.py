@@ -105,7 +105,8 @@ def history_plain(sections) -> str:
 
 
 def summary_lines(page: MemoryPage) -> list[Text]:
-    """The quality band and, for a memory in the queue, the reason it waits there (first 120 characters)."""
+    """The quality band and, for a memory in the queue, the reason it waits there (about 120 characters,
+    cut between words)."""
     out = []
     if page.quality is not None:
         score, band = page.quality
@@ -115,7 +116,10 @@ def summary_lines(page: MemoryPage) -> list[Text]:
         out.append(line)
     if page.detail.waits_for:
         line = Text("waits for  ", style="bold")
-        line.append_text(one_line(page.detail.waits_for, 120))
+        why = " ".join(visible(page.detail.waits_for).split())
+        if len(why) > 120:  # cut between words, never inside a name or path
+            why = why[:119].rsplit(" ", 1)[0] + " …"
+        line.append(why)
         line.stylize("yellow", 11)
         line.no_wrap = False
         out.append(line)
