@@ -115,7 +115,7 @@ def run_one(spec: dict, mirror: Path, tmp: Path) -> dict:
     git(tmp, "clone", "-q", "--no-checkout", "--shared", str(mirror), str(work))
     checkout(work, spec["oldCommit"])
     memfile = spec["memoryFile"]
-    name = spec["repo"].split("/")[-1]
+    name = spec["repo"].split("/")[-1].lower()  # the canonical repository key (issue 21)
     imp = memtui("--db", str(db), "import", memfile, "--repo", ".", "--repository-id", name, cwd=work)
     if imp.returncode != 0:
         raise RuntimeError(f"import failed: {imp.stderr.strip()[-500:]}")
@@ -143,7 +143,7 @@ def run_at_head(spec: dict, mirror: Path, tmp: Path) -> dict:
     t0 = time.perf_counter()
     git(tmp, "clone", "-q", "--no-checkout", "--shared", str(mirror), str(work))
     checkout(work, at["commit"])
-    name = spec["repo"].split("/")[-1]
+    name = spec["repo"].split("/")[-1].lower()  # the canonical repository key (issue 21)
     imp = memtui("--db", str(db), "import", at["memoryFile"], "--repo", ".", "--repository-id", name, cwd=work)
     if imp.returncode != 0:
         raise RuntimeError(f"import failed: {imp.stderr.strip()[-500:]}")
