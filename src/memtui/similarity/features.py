@@ -162,8 +162,16 @@ def _stem_id(st: str) -> int:
 
 def prime(texts) -> None:
     """Embed the content words of ``texts`` in one batch (:func:`word_ids` keeps them), so that
-    :func:`profile` of many statements does not tokenize word by word."""
-    word_ids([w for t in texts for w in {x.lower() for x in _WORDS.findall(t or "")} if w not in _STOP])
+    :func:`profile` of many statements does not tokenize word by word; and fill the word caches
+    (:func:`~memtui.similarity.text.stem`, :func:`~memtui.similarity.text.zipf`) once, before worker
+    processes are forked (they inherit them) and for later profiles in this process."""
+    from memtui.similarity.text import zipf
+
+    words = list(dict.fromkeys(w for t in texts for w in {x.lower() for x in _WORDS.findall(t or "")}))
+    word_ids([w for w in words if w not in _STOP])
+    for w in words:
+        stem(w)
+        zipf(w)
 
 
 FEATURES = (

@@ -85,6 +85,7 @@ def stem(word: str) -> str:
 _ID_SEP = re.compile(r"[\s_\-./:]+")
 
 
+@lru_cache(maxsize=200_000)
 def identifier_key(ident: str) -> str:
     """``user_id``, ``userId``, ``UserID``, ``user-id``, ``user id`` -> ``userid``."""
     return _ID_SEP.sub("", unicodedata.normalize("NFKC", ident).casefold()).strip("`()")

@@ -460,6 +460,7 @@ class DedupeIndex:
         if len(missing):
             units = self._units
             texts = [units[r].text for r in missing.tolist()]
+            prime(texts)  # new words embedded in one batch, word caches filled before any fork
             self._trow[missing] = self._table.extend(profiles(texts, self.config.processes), keep=False)
         return self._trow[rows]
 
@@ -809,7 +810,9 @@ class DedupeIndex:
             if len(comp) == 1 and len(self._units[comp[0]].items) < 2:
                 continue  # a lone statement: no cluster
             for group in self._cluster_component(comp):
-                c = self._make_cluster(group)
+                c = self._same_cluster(group, seeds, old)
+                if c is None:
+                    c = self._make_cluster(group)
                 if c is None:
                     continue
                 self._clusters[c.cluster_id] = c
@@ -916,6 +919,17 @@ class DedupeIndex:
     def _is_centre(self, c: int, group: list[int]) -> bool:
         return all(self._verified(c, m) for m in group if m != c)
 
+    def _same_cluster(self, group: list[int], seeds: set[int], old: dict[str, Cluster]) -> Cluster | None:
+        """The cluster ``group`` had before this change, when none of its units changed (no seed) and its
+        members are the same: its scores, canonical and explanation cannot have changed."""
+        if any(u in seeds for u in group):
+            return None
+        members = sorted(m for u in group for m in self._units[u].items)
+        if self._not_dup and any(m in self._not_dup for m in members):
+            return None
+        scope, typ = self._block_keys[self._units[group[0]].block]
+        return old.get(_cluster_id(scope, typ, members))
+
     def _make_cluster(self, group: list[int]) -> Cluster | None:
         cfg = self.config
         units = [self._units[u] for u in group]
@@ -978,8 +992,7 @@ class DedupeIndex:
                            f"{cfg.cluster_floor:g} between any two (lowest {worst:g}, highest {best:g}); no "
                            f"differing identifier, negation, number or opposite predicate.")
         scope, typ = self._block_keys[units[0].block]
-        digest = hashlib.sha1("\x1f".join([scope, typ, *members]).encode("utf-8")).hexdigest()[:16]
-        return Cluster(cluster_id=f"dup-{digest}", scope_key=scope, type=typ, members=tuple(members),
+        return Cluster(cluster_id=_cluster_id(scope, typ, members), scope_key=scope, type=typ, members=tuple(members),
                        canonical=canonical, best_score=best, scores=scores, method=method,
                        explanation=explanation, min_score=worst)
 
@@ -1017,6 +1030,11 @@ def _learned_chunk(args: tuple):
         return (np.zeros(0, np.float32), np.zeros(0, np.int64), np.zeros((0, len(FEATURES)), np.float32),
                 np.zeros(0, bool))
     return np.concatenate(ps), np.concatenate(keeps), np.concatenate(Xs), np.concatenate(refs)
+
+
+def _cluster_id(scope: str, typ: str, members: Sequence[str]) -> str:
+    """``"dup-"`` + 16 hex digits of SHA-1 over the scope, type and sorted member ids."""
+    return "dup-" + hashlib.sha1("\x1f".join([scope, typ, *members]).encode("utf-8")).hexdigest()[:16]
 
 
 def _per_row(rows: np.ndarray, a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> np.ndarray:
