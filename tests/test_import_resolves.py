@@ -89,3 +89,19 @@ def test_a_reference_valid_at_import_keeps_its_head_anchor(tmp_path):
     db = str(tmp_path / "s.db")
     _import_and_maintain(r, db)
     assert _evidence(db, "src/a.py") == ("valid", "exists", "src/a.py exists at HEAD", head)
+
+
+def test_the_import_flags_a_reference_already_stale_at_once(tmp_path):
+    """No maintenance run: the import itself sends the memory to review, naming the commit and the new path."""
+    r = Repo(tmp_path / "r")
+    r.write("src/billing/refund.py", "def refund():\n    return 1\n")
+    r.write("AGENTS.md", "# Billing\n\n- Refunds: `src/billing/refund.py`.\n")
+    r.commit("start")
+    r.mv("src/billing/refund.py", "src/payments/refund.py")
+    moved = r.commit("move refund")
+    db = str(tmp_path / "s.db")
+    assert memtui("import", "AGENTS.md", "--repo", ".", "--db", db, cwd=r.path).returncode == 0
+    status, code, why, _anchor = _evidence(db, "src/billing/refund.py")
+    assert (status, code) == ("changed", "path_moved")
+    assert why == f"src/billing/refund.py was moved to src/payments/refund.py in {moved[:7]}"
+    assert _state(db, "src/billing/refund.py") == "needs_review"

@@ -6,14 +6,15 @@ reference is anchored at the commit that last changed its line (``git blame``), 
 (one more parse per such commit, at most :data:`MAX_ANCHOR_PARSES`, as :mod:`memtui.maintenance.lint` does),
 so revalidation checks it from there and reports the move with its commit and new path. A reference that did
 not exist at that commit either keeps its HEAD anchor: maintenance re-tries it at every run
-(:mod:`memtui.maintenance.revalidation_job`).
+(:mod:`memtui.maintenance.revalidation_job`). The import then revalidates the memories holding re-anchored
+references at once (:func:`memtui.importers.pipeline.import_paths`), so they arrive in review.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from memtui.importers.records import ImportContext, Parsed
+from memtui.importers.records import ImportContext, Item, Parsed
 
 __all__ = ["anchor_in_history", "MAX_ANCHOR_PARSES"]
 
@@ -38,12 +39,12 @@ def _mentions(parsed: Parsed) -> dict[tuple[str, int, str], tuple[dict, int]]:
     return out
 
 
-def anchor_in_history(parsed: Parsed, files: list[Path], ctx: ImportContext) -> int:
+def anchor_in_history(parsed: Parsed, files: list[Path], ctx: ImportContext) -> list[Item]:
     """Re-anchor, in place, the mentions of ``parsed`` (Markdown ``files`` parsed at ``ctx.head``) that name
-    nothing at HEAD but were written at an older commit; returns how many were re-anchored. Does nothing
-    without a checkout with a commit. A git failure leaves the evidence as it was."""
+    nothing at HEAD but were written at an older commit; returns the items whose evidence was re-anchored.
+    Does nothing without a checkout with a commit. A git failure leaves the evidence as it was."""
     if ctx.repo_root is None or not ctx.head:
-        return 0
+        return []
     from memtui.importers.markdown import parse_markdown
     from memtui.revalidation.engine import EvidenceRef, revalidate
     from memtui.sources.gitdiff import GitError, GitRepo
@@ -52,7 +53,7 @@ def anchor_in_history(parsed: Parsed, files: list[Path], ctx: ImportContext) -> 
     found = _mentions(parsed)
     keys = [k for k, (ev, _) in found.items() if ev.get("commit_sha") == ctx.head]
     if not keys:
-        return 0
+        return []
     repo = GitRepo(ctx.repo_root)
     refs = [EvidenceRef(n, "m", "file_span" if not ev.get("type") else ev["type"], ev.get("path"), ev.get("commit_sha"),
                         ev.get("line_start"), ev.get("line_end"), ev.get("symbol"), ev.get("target"), None,
@@ -61,10 +62,10 @@ def anchor_in_history(parsed: Parsed, files: list[Path], ctx: ImportContext) -> 
     try:
         checks = revalidate(refs, None, repo).checks
     except GitError:
-        return 0
+        return []
     unresolved = [keys[c.evidence_id] for c in checks if c.status == "unresolvable"]
     if not unresolved:
-        return 0
+        return []
     blames: dict[str, dict[int, str]] = {}
     texts: dict[str, list[str]] = {}
     by_commit: dict[str, list[tuple[str, int, str]]] = {}
@@ -82,7 +83,8 @@ def anchor_in_history(parsed: Parsed, files: list[Path], ctx: ImportContext) -> 
         anchor = blames[f].get(line)
         if anchor and anchor != ctx.head:
             by_commit.setdefault(anchor, []).append(key)
-    moved = 0
+    owner = {id(ev): it for it in parsed.items for ev in it.evidence}
+    moved: list[Item] = []
     for commit, group in sorted(by_commit.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:MAX_ANCHOR_PARSES]:
         then = _mentions(parse_markdown(files, ImportContext(ctx.repo_root, commit, ctx.repository_id,
                                                              ctx.tenant_id)))
@@ -93,7 +95,7 @@ def anchor_in_history(parsed: Parsed, files: list[Path], ctx: ImportContext) -> 
             ev = found[key][0]
             ev.clear()
             ev.update(old)
-            moved += 1
+            moved.append(owner[id(ev)])
     return moved
 
 

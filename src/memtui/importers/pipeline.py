@@ -396,6 +396,7 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
 
     ctx = _context(files, repo_dir, repository_id, need_repo="markdown" in by_format)
     parsed = Parsed()
+    anchored: list[Item] = []  # items with references already stale at import (revalidated at once below)
     natives: list[Iterable[RawRecord]] = []  # streamed into the store inside the transaction
     for kind in sorted(by_format):
         group = by_format[kind]
@@ -413,7 +414,7 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
             if kind == "markdown":  # references already stale at import: anchored where lint anchors them
                 from memtui.importers.history_anchor import anchor_in_history
 
-                anchor_in_history(got, group, ctx)
+                anchored += anchor_in_history(got, group, ctx)
             parsed.extend(got)
         except ImportFileError as exc:
             file_errors.append(exc)
@@ -449,6 +450,12 @@ def import_paths(engine: Engine, paths: list[Path | str], actor: Actor, *, fmt: 
         if report.rejected and not skip_invalid:
             session.rollback()
             raise ImportRefused(report.rejected)
+    if anchored and ctx.repo_root is not None and ctx.repository_id:
+        # flagged at once, as maintenance would flag them (issue 23, item 1): the revalidation job on them
+        from memtui.maintenance.revalidation_job import run_revalidation
+
+        run_revalidation(engine, ctx.repository_id, ctx.repo_root, utcnow(),
+                         memory_ids=sorted({it.memory_id for it in anchored if it.memory_id}))
     return report
 
 
