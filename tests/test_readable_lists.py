@@ -74,3 +74,26 @@ def test_cli_duplicates_and_compactions_show_statements(demo_copy):
     out = _cli(demo_copy, "compactions")
     assert "   - mem_validator_calls_registry  OrderValidator calls RuleRegistry." in out
     assert "   proposed: RuleRegistry: " in out and "[bold]" not in out.split("proposed:")[1]
+
+
+async def test_the_conflicts_screen_shows_both_statements(demo_copy):
+    from memtui.app import MemtuiApp
+    from memtui.domain.invariants import Actor
+
+    said = _statements(demo_copy)
+    with Session(demo_copy) as s:
+        pairs = {c.conflict_id: (c.memory_a, c.memory_b) for c in s.exec(select(MemoryConflict))
+                 if c.status in ("open", "possible")}
+    app = MemtuiApp(demo_copy, Actor("human", "reviewer-7"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.press("C")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = app.screen.query_one("#list")
+        assert table.row_count == len(pairs)
+        for key, (a, b) in pairs.items():
+            cells = [c.plain for c in table.get_row(key)]
+            assert cells[1] == f"{short_id(a)}  {said[a]}" and cells[2] == f"{short_id(b)}  {said[b]}"
