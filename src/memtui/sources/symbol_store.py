@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from memtui.sources.diskcache import DiskCache, code_fingerprint, key_of
 
@@ -86,7 +86,7 @@ class SymbolStore:
     # -- per file version ---------------------------------------------------------------------------
 
     def _runs_key(self) -> str:
-        return key_of("blobs-runs-v1", code_fingerprint())
+        return key_of("blobs-runs-v2", code_fingerprint())
 
     def blobs(self) -> dict:
         """The per-file answers of earlier runs, (blob id, path) -> {name: ((qualified name, start,
@@ -97,25 +97,41 @@ class SymbolStore:
                 runs = self.cache.get("blobs", self._runs_key()) if self.cache is not None else None
                 for run in (runs if isinstance(runs, list) else [])[:self.blob_runs]:
                     got = self.cache.get("blobs", run) if isinstance(run, str) else None
-                    for k, names in (got.items() if isinstance(got, dict) else ()):
-                        oid, _, path = k.partition("\0")
-                        if isinstance(names, dict):
-                            entry = self._blobs.get((oid, path))
-                            if entry is None:
-                                entry = self._blobs[(oid, path)] = {}
-                            for n, defs in names.items():
-                                entry.setdefault(n, tuple(tuple(d) for d in defs))
+                    try:
+                        self._merge(got["names"], got["blobs"])
+                    except (KeyError, TypeError, ValueError, IndexError):
+                        continue  # not what flush writes: ignored
             return self._blobs
 
+    def _merge(self, name_sets: list, blobs: dict) -> None:
+        for k, v in blobs.items():
+            idx, defs = (v, {}) if isinstance(v, int) else v
+            oid, _, path = k.partition("\0")
+            entry = dict.fromkeys(name_sets[idx], ())
+            entry.update({n: tuple(tuple(d) for d in found) for n, found in defs.items()})
+            old = self._blobs.get((oid, path))
+            if old is None:
+                self._blobs[(oid, path)] = entry
+            else:
+                for n, found in entry.items():
+                    old.setdefault(n, found)
+
     def flush(self) -> None:
-        """Keep the per-file answers this run looked at, as the newest run."""
+        """Keep the per-file answers this run looked at, as the newest run: ``names``, the sets of names
+        asked (each file refers to one by its index) and ``blobs``, ``"BLOB\\0PATH"`` -> that index, or
+        [index, {name: [[qualified name, start, end], ...]}] for the names it defines."""
         with self._lock:
             if self.cache is None or not self._blobs or not self._blobs.touched:
                 return
-            data = {f"{oid}\0{path}": {n: [list(d) for d in defs] for n, defs in self._blobs[(oid, path)].items()}
-                    for oid, path in sorted(self._blobs.touched)}
-            run = key_of("blobs-run-v1", code_fingerprint(), sorted(data))
-            if not self.cache.put("blobs", run, data):
+            sets: dict[tuple, int] = {}
+            blobs: dict[str, Any] = {}
+            for oid, path in sorted(self._blobs.touched):
+                entry = self._blobs[(oid, path)]
+                idx = sets.setdefault(tuple(sorted(entry)), len(sets))
+                defs = {n: [list(d) for d in found] for n, found in entry.items() if found}
+                blobs[f"{oid}\0{path}"] = [idx, defs] if defs else idx
+            run = key_of("blobs-run-v2", code_fingerprint(), sorted(blobs))
+            if not self.cache.put("blobs", run, {"names": [list(t) for t in sets], "blobs": blobs}):
                 return
             runs = self.cache.get("blobs", self._runs_key())
             runs = [r for r in (runs if isinstance(runs, list) else []) if r != run]
