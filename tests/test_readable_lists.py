@@ -32,7 +32,8 @@ def test_short_ids():
     assert short_id("imp-markdown-24e3d7e794ae8a9ef8b1c2d3", 14) == "…e8a9ef8b1c2d3"
     assert short_id("mem_rules_registered_via_registry") == "mem_rules…"
     assert shorten("a  b\n c", 10) == "a b c" and shorten("abcdefghij", 5) == "abcd…"
-    assert labelled("mem_a", "Validation uses the registry.", 20) == "mem_a  Validation u…"
+    assert shorten("holds every ValidationRule in a LinkedHashMap", 40) == "holds every ValidationRule in a…"
+    assert labelled("mem_a", "Validation uses the registry.", 20) == "mem_a  Validation…"
 
 
 def test_statements_of_many_ids_in_one_call(demo_copy):

@@ -275,11 +275,18 @@ def short_id(memory_id: str, width: int = SHORT_ID) -> str:
 
 
 def shorten(text: str | None, width: int) -> str:
-    """``text`` on one line (whitespace collapsed), cut to ``width`` characters with ``…`` when longer."""
+    """``text`` on one line (whitespace collapsed), cut to at most ``width`` characters with ``…`` when
+    longer: between words when a word ends in the last 40% (so no name is cut: ``LinkedHashM…``)."""
     s = " ".join((text or "").split())
     if width <= 0:
         return ""
-    return s if len(s) <= width else s[: max(0, width - 1)] + "…"
+    if len(s) <= width:
+        return s
+    cut = s[: max(0, width - 1)]
+    space = cut.rfind(" ")
+    if space > width * 0.6:
+        cut = cut[:space]
+    return cut + "…"
 
 
 def labelled(memory_id: str, statement: str | None, width: int, id_width: int = CLI_ID) -> str:
