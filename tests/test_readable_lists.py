@@ -98,3 +98,20 @@ async def test_the_conflicts_screen_shows_both_statements(demo_copy):
         for key, (a, b) in pairs.items():
             cells = [c.plain for c in table.get_row(key)]
             assert cells[1] == f"{short_id(a)}  {said[a]}" and cells[2] == f"{short_id(b)}  {said[b]}"
+
+
+def test_find_memories_by_part_of_id_or_statement(demo_copy):
+    from memtui.review.statements import find_memories
+
+    said = _statements(demo_copy)
+    by_text = find_memories(demo_copy, None, "linkedhashmap")  # case-insensitive, a word of the statement only
+    assert by_text == [(mid, said[mid]) for mid in sorted(said) if "linkedhashmap" in said[mid].lower()
+                       and "linkedhashmap" not in mid]
+    by_id = find_memories(demo_copy, None, "rule_registry")
+    starts = sorted(m for m in said if m.startswith("rule_registry"))
+    holds = sorted(m for m in said if "rule_registry" in m and m not in starts)
+    in_text = sorted(m for m in said if "rule_registry" in said[m].lower() and "rule_registry" not in m)
+    assert [m for m, _ in by_id] == (starts + holds + in_text)[:10]
+    assert find_memories(demo_copy, None, "  ") == []
+    assert find_memories(demo_copy, None, "staging payment client") == []  # a blocked memory: not by its words
+    assert [m for m, _ in find_memories(demo_copy, None, "mem_staging_payment")] == ["mem_staging_payment_key"]

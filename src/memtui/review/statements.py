@@ -39,8 +39,8 @@ def shown_statements(engine: Engine, memory_ids: Iterable[str]) -> dict[str, str
 def find_memories(engine: Engine, viewer, part: str, limit: int = 10) -> list[tuple[str, str]]:
     """Up to ``limit`` (id, statement as shown) of memories ``viewer`` may see whose id or statement holds
     ``part`` (case-insensitive): ids starting with it first, then ids holding it, then statements holding
-    it, each in id order (the palette's and the jump dialog's finder, issue 24)."""
-    from sqlalchemy import case, or_
+    it (not a blocked memory's), each in id order (the palette's and the jump dialog's finder, issue 24)."""
+    from sqlalchemy import and_, case, or_
 
     from memtui.governance.visibility import restrict
 
@@ -50,8 +50,9 @@ def find_memories(engine: Engine, viewer, part: str, limit: int = 10) -> list[tu
     with Session(engine) as session:
         rank = case((Memory.memory_id.istartswith(part, autoescape=True), 0),
                     (Memory.memory_id.icontains(part, autoescape=True), 1), else_=2)
-        q = restrict(select(Memory.memory_id).where(or_(Memory.memory_id.icontains(part, autoescape=True),
-                                                         Memory.statement.icontains(part, autoescape=True))),
+        said = and_(Memory.statement.icontains(part, autoescape=True), Memory.state != "blocked")  # never a
+        # blocked memory by its (withheld) words
+        q = restrict(select(Memory.memory_id).where(or_(Memory.memory_id.icontains(part, autoescape=True), said)),
                      session, viewer)
         ids = list(session.exec(q.order_by(rank, Memory.memory_id).limit(limit)))
     said = shown_statements(engine, ids)
