@@ -35,7 +35,7 @@ __all__ = ["EvidenceCheck", "ImportEvidence"]
 
 _LIVE = frozenset(s.value for s in LIVE_STATES)
 
-@dataclass
+@dataclass(frozen=True)
 class EvidenceCheck:
     """What the import found for one piece of evidence: its status, a reason code and sentence when
     it is missing, and whether it resolves (counts for the evidence invariant)."""
@@ -44,6 +44,11 @@ class EvidenceCheck:
     reason_code: str | None = None
     reason: str | None = None
     resolves: bool = False
+
+
+#: the two outcomes that need no reason, shared (every piece of evidence of a large import has one)
+_UNCHECKED = EvidenceCheck()
+_RESOLVES = EvidenceCheck(resolves=True)
 
 
 def _short(sha: str | None) -> str:
@@ -111,7 +116,7 @@ class ImportEvidence:
             for ev in evidence:
                 repo = self._repo(ev.get("repository_id") or memory.get("repository_id"))
                 if repo is None:
-                    found[id(ev)] = EvidenceCheck(resolves=ev.get("type") == "human")
+                    found[id(ev)] = _RESOLVES if ev.get("type") == "human" else _UNCHECKED
                     continue
                 by_repo.setdefault(id(repo), (repo, []))[1].append((memory, ev))
         for repo, pairs in by_repo.values():
@@ -124,10 +129,10 @@ class ImportEvidence:
         live = _LIVE
         for memory, evidence in records:
             for ev in evidence:
-                got = found.get(id(ev), EvidenceCheck())
+                got = found.get(id(ev), _UNCHECKED)
                 ev["status"], ev["reason_code"], ev["status_reason"] = got.status, got.reason_code, got.reason
             if memory.get("state") in live and not any(
-                    found.get(id(ev), EvidenceCheck()).resolves for ev in evidence):
+                    found.get(id(ev), _UNCHECKED).resolves for ev in evidence):
                 why = self._why(memory, evidence, found)
                 memory["state"], memory["review_state"] = "candidate", "pending"
                 demoted[memory["memory_id"]] = why
@@ -142,7 +147,7 @@ class ImportEvidence:
             return f"{head}: it has no evidence; kept as a candidate"
         notes = []
         for i, ev in enumerate(evidence):
-            got = found.get(id(ev), EvidenceCheck())
+            got = found.get(id(ev), _UNCHECKED)
             if got.reason:
                 notes.append(f"evidence[{i}]: {got.reason}")
             elif self._repo(ev.get("repository_id") or memory.get("repository_id")) is None:
@@ -164,7 +169,7 @@ class ImportEvidence:
         for ev in evs:
             commit, typ = ev.get("commit_sha"), ev.get("type")
             if typ == "human":
-                out[id(ev)] = EvidenceCheck(resolves=True)
+                out[id(ev)] = _RESOLVES
             elif ev.get("path") and commit:
                 path = safe_repo_path(ev["path"])
                 if path is None:
@@ -175,7 +180,7 @@ class ImportEvidence:
             elif not commit and (path := _doc_path(ev)) is not None:
                 at_head.append((ev, path))
             else:
-                out[id(ev)] = EvidenceCheck()
+                out[id(ev)] = _UNCHECKED
         resolved = repo.resolve_commits(at_commit) if at_commit else {}
         for commit, pairs in sorted(at_commit.items()):
             sha = resolved.get(commit)
@@ -190,7 +195,7 @@ class ImportEvidence:
                     out[id(ev)] = EvidenceCheck("unverifiable", "path_unknown",
                                                 f"{path} does not exist at commit {_short(commit)}")
                 else:
-                    out[id(ev)] = EvidenceCheck(resolves=True)
+                    out[id(ev)] = _RESOLVES
         if at_head:
             head = self._heads.get(id(repo)) or repo.head()
             sizes = repo.blob_sizes(head, sorted({p for _, p in at_head}))
@@ -200,5 +205,5 @@ class ImportEvidence:
                                                 f"{ev.get('type')} {path} does not exist in the checkout (HEAD "
                                                 f"{_short(head)})")
                 else:
-                    out[id(ev)] = EvidenceCheck(resolves=True)
+                    out[id(ev)] = _RESOLVES
         return out
