@@ -45,8 +45,17 @@ def _cursor_id(app) -> str:
     return app.screen.query_one("#queue", QueueList).current.memory_id
 
 
-async def test_a_decision_by_another_process_shows_within_two_seconds(store):
-    db = store.url.database
+@pytest.fixture
+def any_store(engine, tmp_path):
+    """The queue's memories on SQLite and on PostgreSQL."""
+    import_anchored(engine, [DATA / "queue.yaml"], Actor("human", "loader"), tmp_path)
+    return engine
+
+
+async def test_a_decision_by_another_process_shows_within_two_seconds(any_store):
+    store = any_store
+    db = store.url.render_as_string(hide_password=False) if store.url.get_backend_name() != "sqlite" \
+        else store.url.database
     app = MemtuiApp(store, ACTOR)
     async with app.run_test(size=(140, 30)) as pilot:
         await _settle(app, pilot)
@@ -68,6 +77,7 @@ async def test_a_decision_by_another_process_shows_within_two_seconds(store):
         assert seen < 2.0, f"the queue showed the other process's decision after {seen:.2f} s"
         assert _ids(app) == [i for i in ids if i != "mem_tests"]
         assert _cursor_id(app) == "mem_registry"
+        await _settle(app, pilot)
 
 
 async def test_own_decisions_do_not_reload_the_queue(store):

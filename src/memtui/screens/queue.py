@@ -220,7 +220,7 @@ class QueueScreen(BaseScreen):
 
     def _first_page(self, f: QueueFilter, page: list[QueueItemView], keep: tuple[str, ...],
                     change: int | None = None) -> None:
-        if f != self._filter:
+        if f != self._filter or self._gone():
             return
         self._seen_change = change
         self._exhausted = len(page) < PAGE_SIZE or len(page) % PAGE_SIZE != 0
@@ -253,7 +253,7 @@ class QueueScreen(BaseScreen):
 
     def _change_read(self, change: int | None) -> None:
         self._polling = False
-        if not change or self._seen_change is None or change == self._seen_change:
+        if self._gone() or not change or self._seen_change is None or change == self._seen_change:
             return  # unchanged, unreadable, or a store without the counter (0)
         if self._pending or self.queue.anchor is not None or self.query_one("#search", Input).has_focus:
             return  # a write of ours or a selection in progress: the next poll looks again
@@ -265,8 +265,12 @@ class QueueScreen(BaseScreen):
         if change is not None and self._seen_change is not None:
             self._seen_change = change
 
+    def _gone(self) -> bool:
+        """The app is closing (the screen's widgets are gone): a late worker's result is dropped."""
+        return not self.query("#queue")
+
     def _counted(self, f: QueueFilter, total: int) -> None:
-        if f == self._filter:
+        if f == self._filter and not self._gone():
             self._total = total
             self._update_counter()
 
