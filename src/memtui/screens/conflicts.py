@@ -18,7 +18,7 @@ from memtui.review.proposals import ConflictView
 from memtui.review.views import MemoryDetailView
 from memtui.screens.proposals import ProposalScreen
 from memtui.widgets.list_table import Col, memory_cell
-from memtui.widgets.literal import one_line, visible
+from memtui.widgets.literal import visible
 from memtui.widgets.memory_detail import STATUS_STYLE
 from memtui.widgets.memory_detail import location_line
 from memtui.widgets.wrap import Wrapped
