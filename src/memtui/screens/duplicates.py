@@ -19,7 +19,7 @@ from memtui.review.proposals import ClusterView
 from memtui.screens.proposals import ProposalScreen
 from memtui.widgets.diff_text import highlight_against
 from memtui.widgets.list_table import Col, ListTable, memory_cell
-from memtui.widgets.literal import one_line, visible
+from memtui.widgets.literal import visible
 from memtui.widgets.memory_detail import STATUS_STYLE
 from memtui.widgets.memory_detail import location_line
 
@@ -30,7 +30,7 @@ class DuplicatesScreen(ProposalScreen):
     HELP_TITLE = "Duplicate cluster keys"
     SUB_TITLE = "duplicate clusters"
     COLUMNS = [Col("tier", "tier", 8, 8), Col("size", "size", 4, 4), Col("best", "best", 4, 4),
-               Col("canonical", "canonical", 0, 20), Col("scope", "scope", 22, 8)]
+               Col("canonical: what it says", "canonical", 0, 20)]
     BINDINGS = [
         Binding("m", "merge", "Merge", id="duplicates.merge"),
         Binding("d", "not_duplicates", "Not duplicates", id="duplicates.not_duplicates"),
@@ -56,7 +56,8 @@ class DuplicatesScreen(ProposalScreen):
         return f"{len(self._all) - possible} likely · {possible} possible"
 
     def row_text(self, c: ClusterView) -> str:
-        return " ".join([super().row_text(c), c.explanation] + [m.statement for m in c.members])
+        return " ".join([super().row_text(c), c.scope_key, c.explanation]
+                        + [x for m in c.members for x in (m.memory_id, m.statement)])
 
     def item_key(self, item: ClusterView) -> str:
         return item.cluster_id
@@ -64,8 +65,7 @@ class DuplicatesScreen(ProposalScreen):
     def row(self, c: ClusterView) -> list[Text]:
         canon = self.canonical.get(c.cluster_id, c.canonical_id)
         tier = Text("possible", style="dim") if c.status == "possible" else Text("likely", style="bold")
-        return [tier, Text(str(len(c.members))), Text(f"{c.best_score:.0f}"), self._canonical_cell(c, canon),
-                one_line(c.scope_key.split(":", 1)[0], 40)]
+        return [tier, Text(str(len(c.members))), Text(f"{c.best_score:.0f}"), self._canonical_cell(c, canon)]
 
     @staticmethod
     def _canonical_cell(c: ClusterView, canon: str) -> Text:
