@@ -1,27 +1,33 @@
 """A million memories on PostgreSQL (issue 22, item 8): load them, then time what people wait on.
 
 Load: records 0..N-1 of ``bench/store100k.py``'s generator (twelve repositories and org-wide memory,
-ten states — 40 % candidate, 20 % active —, one to three evidence rows each) go through the code
-``memtui import`` runs (:func:`memtui.importers.native.prepare` and :class:`~memtui.importers.native.RecordWriter`:
-validation, screening, creation checks, sealed first events, the store chain), ``--chunk`` records a
-transaction, on ``--workers`` processes, into a fresh database ``--db-name`` on ``--admin``'s server;
-then ``VACUUM ANALYZE``. A database that already holds a finished load of N (a ``store_setting`` row)
-is reused unless ``--reload``; ``--drop`` drops it and exits. Progress goes to stderr.
+ten states, one to three evidence rows each), their evidence anchored in a git checkout per
+repository (:func:`checkouts`, registered as the repositories' checkouts, so live records stay live),
+go through the code ``memtui import`` runs (:func:`memtui.importers.native.prepare` and
+:class:`~memtui.importers.native.RecordWriter`: validation, screening, the evidence check, creation
+checks, sealed first events, the store chain), ``--chunk`` records a transaction, on ``--workers``
+processes, into a fresh database ``--db-name`` on ``--admin``'s server; ``ANALYZE`` as it grows
+(the server may run no autovacuum) and ``VACUUM ANALYZE`` at the end; the secret scanner's version is
+recorded (every record was screened by it). A database holding a finished load of N is reused unless
+``--reload``; ``--drop`` drops it and exits. Progress goes to stderr.
 
-Measurements (each may be skipped with ``--skip``):
+Measurements (``--skip`` any of them):
 
-* ``tui``: ``memtui --db URL`` in tmux (``bench/tui.py``'s driver): first queue row on screen,
-  decision key to the next item painted (median, p95), and a search typed into the queue;
-* ``search``: :meth:`memtui.review.service.ReviewService.find` (the first page of 200, what the
-  queue paints) and ``find_count`` for a few searches, each with ``EXPLAIN ANALYZE`` of its page query;
-  ``naive``: the same page by the query before issue 22 (every match sorted), where it differs;
+* ``tui``: ``memtui --db URL`` in tmux (``bench/tui.py``'s driver, as a lead): first queue row on
+  screen, decision key to the next item painted (median, p95), a search typed into the queue; the
+  first row again on a ``--small-n`` store (the part of it that does not depend on the store's size);
+* ``search``: :meth:`memtui.review.service.ReviewService.find` (the first page of 200, what the queue
+  paints) and ``find_count`` for the searches of :data:`SEARCHES`, with ``EXPLAIN ANALYZE`` of each
+  page query; ``naive_page_ms``: the same page by one query ordering every match (before issue 22);
+* ``health``: :func:`memtui.review.health.build_health` of the whole store;
 * ``recall``: ``memtui serve`` on a local port, ``POST /recall`` for ``--recall-tasks`` tasks of the
   generator's words: the first request after start (cold), p50/p95 of the rest (warm), and the first
-  request after a store change;
-* ``maintain``: ``memtui import`` of 1,000 new records, then ``memtui maintain`` (every job), timed
-  with its peak RSS; stopped (and reported so) past ``--maintain-timeout`` seconds or ``--maintain-rss-gb``.
+  request after the 1,000 changes below;
+* ``maintain``: ``memtui import`` of 1,000 new records, then ``memtui maintain --only JOB`` for each
+  job, timed with its peak RSS; stopped (and reported so) past ``--maintain-timeout`` seconds or
+  ``--maintain-rss-gb``.
 
-Prints one JSON object (seconds, ms, MB; ``load_avg_1m``; ``targets`` and ``met``).
+Prints one JSON object (seconds, ms, MB; ``figures``, ``targets``, ``met``, ``load_avg_1m``).
 
     .venv/bin/python bench/store1m.py [--n 1000000] [--workers 2] [--skip tui,recall] [--reload]
     .venv/bin/python bench/store1m.py --drop
@@ -53,8 +59,8 @@ from store100k import _MODULES, _NOUNS, _REPOS, _VERBS, record  # noqa: E402  (t
 
 ADMIN = os.environ.get("MEMTUI_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 MEMTUI = [sys.executable, "-c", "import sys; from memtui.cli import main; sys.argv[0] = 'memtui'; main()"]
+CHECKOUTS = BENCH / ".cache" / "store1m"  # the repositories' git checkouts (gitignored; about 20 MB)
 MARKER = "bench.store1m"  # store_setting key of a finished load: {"n": N, "load_seconds": ...}
-SETTLE = 0.6  # seconds of an unchanged screen before the next key is sent (bench/tui.py: 0.25)
 TARGETS = {"first_row_seconds": 1.0, "decision_ms_median": 50, "search_ms": 300, "recall_p95_ms": 100}
 
 
@@ -100,8 +106,46 @@ def loaded(url: str, n: int) -> dict | None:
 
 
 # ---- load ------------------------------------------------------------------------------------
-def _load_chunks(url: str, chunks: list[tuple[int, int]], done) -> None:
-    """Worker process: import records [a, b) of every chunk, one transaction each, as ``memtui import`` does."""
+def checkouts() -> dict[str, tuple[Path, str]]:
+    """A git checkout per repository of the generator, holding every file its evidence names
+    (``src/<module>/<Class>.py`` of 460 lines, ``docs/<module>.md``) in one commit; built once under
+    :data:`CHECKOUTS`. Repository id -> (checkout, HEAD sha)."""
+    out = {}
+    env = dict(os.environ, GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.invalid",
+               GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.invalid",
+               GIT_AUTHOR_DATE="2026-01-01T00:00:00Z", GIT_COMMITTER_DATE="2026-01-01T00:00:00Z")
+    for repo in _REPOS:
+        path = CHECKOUTS / repo
+        if not (path / ".git").is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+            for module in _MODULES:
+                (path / "src" / module).mkdir(parents=True)
+                for noun in _NOUNS:
+                    (path / "src" / module / f"{noun}.py").write_text(
+                        "".join(f"    step_{k} = {noun}.{module}({k})\n" for k in range(1, 461)))
+                (path / "docs").mkdir(exist_ok=True)
+                (path / "docs" / f"{module}.md").write_text(f"# {module}\n\nHow {repo} does {module}.\n")
+            for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "bench checkout"]):
+                subprocess.run(["git", "-C", str(path), *cmd], check=True, env=env, capture_output=True)
+        head = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], check=True, capture_output=True,
+                              text=True).stdout.strip()
+        out[repo] = (path, head)
+    return out
+
+
+def anchored(rec: dict, heads: dict[str, str]) -> dict:
+    """``rec`` with its evidence's commits set to its repository's checkout HEAD (the generator's
+    commits are made up: live records would arrive as candidates, issue 21 item 3)."""
+    repo = (rec.get("scope") or rec.get("proposedScope") or {}).get("repositoryId")
+    for e in rec.get("evidence") or ():
+        if "commitSha" in e and repo in heads:
+            e["commitSha"] = heads[repo]
+    return rec
+
+
+def _load_chunks(url: str, chunks: list[tuple[int, int]], heads: dict[str, str], done) -> None:
+    """Worker process: import records [a, b) of every chunk (:func:`anchored`), one transaction each,
+    as ``memtui import`` does."""
     from sqlmodel import Session
 
     from memtui.cli.launch import acting
@@ -112,7 +156,7 @@ def _load_chunks(url: str, chunks: list[tuple[int, int]], done) -> None:
     engine = open_store(url, pool_size=1)
     actor = acting(engine, "bench", None)
     for a, b in chunks:
-        prepared = [prepare(RawRecord("store1m.jsonl", i, i + 1, record(i))) for i in range(a, b)]
+        prepared = [prepare(RawRecord("store1m.jsonl", i, i + 1, anchored(record(i), heads))) for i in range(a, b)]
         report = ImportReport()
         with Session(engine) as session, session.begin():
             writer = RecordWriter(session, actor, report, batch=len(prepared))
@@ -135,10 +179,19 @@ def load(admin: str, name: str, n: int, workers: int, chunk: int) -> dict:
         c.exec_driver_sql(f'CREATE DATABASE "{name}"')
     eng.dispose()
     subprocess.run(MEMTUI + ["--db", url, "--actor", "bench", "init"], check=True, capture_output=True)
+    from memtui.maintenance.repositories import register_repository
+    from memtui.store.engine import open_store
+
+    repos = checkouts()
+    engine = open_store(url)
+    for repo, (path, _head) in repos.items():
+        register_repository(engine, repo, path, tenant_id="acme")
+    engine.dispose()
+    heads = {repo: head for repo, (_path, head) in repos.items()}
     bounds = [(a, min(n, a + chunk)) for a in range(0, n, chunk)]
     ctx = multiprocessing.get_context("fork")
     done = ctx.Queue()
-    procs = [ctx.Process(target=_load_chunks, args=(url, bounds[k::workers], done), daemon=True)
+    procs = [ctx.Process(target=_load_chunks, args=(url, bounds[k::workers], heads, done), daemon=True)
              for k in range(workers)]
     t0, cpu0 = time.perf_counter(), _children_cpu()
     for p in procs:
@@ -178,9 +231,16 @@ def load(admin: str, name: str, n: int, workers: int, chunk: int) -> dict:
     meta = {"n": n, "imported": imported, "load_seconds": round(seconds, 1), "load_client_cpu_seconds": round(cpu, 1),
             "vacuum_analyze_seconds": round(time.perf_counter() - t1, 1), "database_mb": round(sizes / 1e6),
             "workers": workers, "chunk": chunk, "load_avg_1m": round(os.getloadavg()[0], 2)}
+    from memtui.maintenance.secrets_job import SETTING_KEY
+    from memtui.safety.secrets import SCANNER_VERSION
+
     eng = sa.create_engine(_sa_url(url))
     with eng.begin() as c:
         c.execute(sa.text("INSERT INTO store_setting (key, value) VALUES (:k, :v)"), {"k": MARKER, "v": json.dumps(meta)})
+        # every record was screened by this scanner as it was imported: the store is as a maintained one
+        # (a never-recorded version makes the next maintain rescan all 1,000,000 in one transaction)
+        c.execute(sa.text("INSERT INTO store_setting (key, value) VALUES (:k, :v) ON CONFLICT (key) DO NOTHING"),
+                  {"k": SETTING_KEY, "v": SCANNER_VERSION})
     eng.dispose()
     return meta
 
@@ -206,25 +266,46 @@ def _pct(values: list[float], p: float) -> float | None:
 
 # ---- the queue in a real terminal -------------------------------------------------------------
 def measure_tui(url: str, keys: int) -> dict:
-    """``bench/tui.py``'s first row, decisions and search in ``memtui --db URL`` (tmux, 160x48)."""
+    """``memtui --db URL --role lead`` in tmux at 160x48, driven with ``bench/tui.py``'s terminal and
+    plan: process start to the first queue row on screen; ``keys`` cursor keys; ``keys`` decision keys,
+    each timed to the next item painted, the next key sent only once the counter says the decision was
+    written (a key pressed while a write is pending is ignored by the queue); a search typed, enter to
+    its results painted. A lead: the generator's org-wide memory is high impact, only a lead rejects it."""
     import tui
 
-    class Tmux(tui.Tmux):  # a session name of its own: another bench may be driving bench/tui.py
-        def __init__(self, name, argv, env):
-            # a lead: the generator's org-wide memory is high impact, which only a lead may reject
-            argv = [("lead" if a == "reviewer" and argv[i - 1] == "--role" else a) for i, a in enumerate(argv)]
-            super().__init__(f"{name}-1m-{os.getpid()}", argv, env)
-
-        def settle(self, quiet: float = 0.25, timeout: float = 10.0) -> None:
-            # on a loaded machine a decision's write may land after 0.25 s of quiet; the next key
-            # would then be ignored (the queue takes no key while a write is pending)
-            super().settle(max(quiet, SETTLE), timeout)
-
-    tui.Tmux = Tmux
+    plan = tui._plan(url, keys)
     with tempfile.TemporaryDirectory(prefix="store1m-tui-") as config:
         env = {"TERM": "xterm-256color", "COLORTERM": "truecolor", "XDG_CONFIG_HOME": config,
                "TEXTUAL_ANIMATIONS": "none", "PATH": os.environ.get("PATH", "")}
-        return tui.measure_memtui(url, keys, env)
+        t = tui.Tmux(f"memtui-store1m-{os.getpid()}",
+                     [str(tui.BIN / "memtui"), "--db", url, "--actor", "bench", "--role", "lead"], env)
+        try:
+            t.wait(lambda s: plan["first"] in s, timeout=120)
+            first_row = time.perf_counter() - t.started
+            t.settle(0.5)
+            cursor = tui._keystrokes(t, "j", keys, lambda b, s: b != s)
+            decisions = []
+            for k, key in enumerate(plan["decide"], start=1):
+                t.settle()
+                before = t.screen(True)
+                sent = t.keys(key)
+                decisions.append(t.wait(lambda s: s != before, styled=True) - sent)
+                t.wait(lambda s: f"decided {k} /" in s, timeout=60)
+            t.settle()
+            t.keys("/")
+            t.wait(lambda s: "search statements" in s)
+            t.keys(plan["query"], literal=True)
+            sent = t.keys("Enter")
+            loaded = f"loaded {min(plan['matches'], 200)} "
+            search = t.wait(lambda s: plan["result"] in s and loaded in s and f"/{plan['query']}" in s) - sent
+            t.keys("q")
+        finally:
+            t.close()
+    say(f"decision samples ms: {[round(x * 1000) for x in decisions]}")
+    d_med, d_p95 = tui._ms(decisions)
+    return {"first_row_seconds": round(first_row, 3), "decision_ms_median": d_med, "decision_ms_p95": d_p95,
+            "cursor_ms_median": tui._ms(cursor)[0], "search_ms": round(search * 1000, 1),
+            "search_query": plan["query"], "search_matches": plan["matches"]}
 
 
 # ---- search ------------------------------------------------------------------------------------
@@ -324,6 +405,23 @@ def measure_search(url: str, plans: bool) -> dict:
     return out
 
 
+def measure_health(url: str) -> dict:
+    """:func:`memtui.review.health.build_health` of the whole store (what ``memtui health``, the TUI's
+    health screen and the HTTP health endpoint show): wall and CPU seconds, repositories, actions."""
+    from memtui.review.health import build_health, health_dict
+    from memtui.store.engine import open_store
+
+    engine = open_store(url)
+    t0, c0 = time.perf_counter(), time.process_time()
+    model = build_health(engine)
+    out = {"seconds": round(time.perf_counter() - t0, 2), "cpu_seconds": round(time.process_time() - c0, 2),
+           "repositories": len(model.repositories), "actions": len(model.actions()),
+           "json_kb": round(len(json.dumps(health_dict(model), default=str)) / 1024)}
+    engine.dispose()
+    say(f"health: {out['seconds']} s ({out['cpu_seconds']} s CPU)")
+    return out
+
+
 # ---- recall over HTTP ----------------------------------------------------------------------------
 def _free_port() -> int:
     with socket.socket() as s:
@@ -404,12 +502,12 @@ def measure_recall(server: Server, tasks: int, repo: str) -> dict:
 
 
 # ---- 1,000 changes, then maintain -------------------------------------------------------------------
-def change_records(n: int, run: int, k: int = 1000) -> list[dict]:
+def change_records(n: int, run: int, heads: dict[str, str], k: int = 1000) -> list[dict]:
     """``k`` new records (ids after the loaded ``n``, distinct per ``run``) in the generator's shapes."""
     out = []
     for j in range(k):
         i = n + run * k + j
-        rec = record(i)
+        rec = anchored(record(i), heads)
         for key in ("memoryId", "candidateId", "candidate_id"):
             if key in rec:
                 rec[key] = rec[key].split("-")[0] + f"-r{run}-{j:04d}"
@@ -467,8 +565,9 @@ def run_cli(args: list[str], timeout: float, rss_limit_mb: float) -> dict:
     return {"outcome": outcome, "seconds": round(seconds, 1), "peak_rss_mb": round(peak), "output": text[-1500:]}
 
 
-def measure_changes(url: str, n: int, timeout: float, rss_limit_mb: float, jobs: str | None) -> dict:
-    """Import 1,000 new records (``memtui import``), then ``memtui maintain`` (``--only jobs`` if given)."""
+def measure_changes(url: str, n: int, timeout: float, rss_limit_mb: float, jobs: list[str]) -> dict:
+    """Import 1,000 new records (``memtui import``), then ``memtui maintain --only JOB`` for each of
+    ``jobs`` in turn, each watched (:func:`run_cli`); ``maintain_seconds`` is their sum when all end well."""
     eng = sa.create_engine(_sa_url(url))
     with eng.begin() as c:
         run = c.execute(sa.text("SELECT count(*) FROM store_setting WHERE key LIKE 'bench.store1m.run%'")).scalar()
@@ -476,14 +575,21 @@ def measure_changes(url: str, n: int, timeout: float, rss_limit_mb: float, jobs:
     eng.dispose()
     with tempfile.TemporaryDirectory(prefix="store1m-changes-") as tmp:
         path = Path(tmp) / "changes.jsonl"
-        path.write_text("".join(json.dumps(r) + "\n" for r in change_records(n, run)), encoding="utf-8")
+        heads = {repo: head for repo, (_path, head) in checkouts().items()}
+        path.write_text("".join(json.dumps(r) + "\n" for r in change_records(n, run, heads)), encoding="utf-8")
         imp = run_cli(["--db", url, "import", str(path)], timeout, rss_limit_mb)
     say(f"import of 1,000: {imp['outcome']} in {imp['seconds']} s")
-    args = ["--db", url, "maintain"] + (["--only", jobs] if jobs else [])
-    say(f"memtui {' '.join(args[2:])} (limit {timeout:.0f} s, {rss_limit_mb:.0f} MB) ...")
-    mnt = run_cli(args, timeout, rss_limit_mb)
-    say(f"maintain: {mnt['outcome']} in {mnt['seconds']} s, peak {mnt['peak_rss_mb']} MB")
-    return {"import_1000": imp, "maintain": mnt, "jobs": jobs or "all"}
+    out = {"import_1000": imp, "jobs": {}}
+    for job in jobs:  # one process a job: a job stopped at a limit leaves the others measured
+        say(f"memtui maintain --only {job} (limit {timeout:.0f} s, {rss_limit_mb:.0f} MB) ...")
+        r = run_cli(["--db", url, "maintain", "--only", job], timeout, rss_limit_mb)
+        say(f"  {job}: {r['outcome']} in {r['seconds']} s, peak {r['peak_rss_mb']} MB")
+        out["jobs"][job] = r
+    done = all(r["outcome"] == "ok" for r in out["jobs"].values())
+    out["maintain_seconds"] = round(sum(r["seconds"] for r in out["jobs"].values()), 1) if done else None
+    out["maintain_outcome"] = "ok" if done else ", ".join(f"{j} {r['outcome']}" for j, r in out["jobs"].items()
+                                                          if r["outcome"] != "ok")
+    return out
 
 
 def main() -> None:
@@ -494,19 +600,23 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="loader processes")
     ap.add_argument("--chunk", type=int, default=5000, help="records a transaction")
     ap.add_argument("--reload", action="store_true", help="load again even if the database holds a finished load")
-    ap.add_argument("--drop", action="store_true", help="drop the database and exit")
-    ap.add_argument("--skip", default="", help="comma list of: tui, search, recall, maintain")
+    ap.add_argument("--drop", action="store_true", help="drop the database (and the small one) and exit")
+    ap.add_argument("--skip", default="", help="comma list of: tui, search, health, recall, maintain")
     ap.add_argument("--keys", type=int, default=20, help="decisions (and cursor keys) timed in the terminal")
     ap.add_argument("--recall-tasks", type=int, default=200)
     ap.add_argument("--recall-repo", default=_REPOS[0])
     ap.add_argument("--no-plans", action="store_true", help="leave EXPLAIN ANALYZE out of the JSON")
-    ap.add_argument("--maintain-only", default=None, help="memtui maintain --only JOBS (default: every job)")
+    ap.add_argument("--maintain-jobs", default="secrets,revalidate,expire,dedupe,conflicts,compaction",
+                    help="the maintain jobs timed, one process each, in this order")
+    ap.add_argument("--small-n", type=int, default=2000,
+                    help="memories of the small store whose first row is timed beside (0: none)")
     ap.add_argument("--maintain-timeout", type=float, default=1800.0, help="seconds before maintain is stopped")
     ap.add_argument("--maintain-rss-gb", type=float, default=8.0, help="peak RSS (GB) at which maintain is stopped")
     args = ap.parse_args()
     if args.drop:
-        drop_database(args.admin, args.db_name)
-        say(f"dropped {args.db_name}")
+        for name in (args.db_name, f"{args.db_name}_small"):
+            drop_database(args.admin, name)
+            say(f"dropped {name}")
         return
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     url = store_url(args.admin, args.db_name)
@@ -519,10 +629,18 @@ def main() -> None:
         if shutil.which("tmux"):
             say("the queue in a real terminal (tmux) ...")
             out["tui"] = measure_tui(url, args.keys)
+            if args.small_n:  # the same terminal on a small store: what start-up costs whatever the size
+                small = f"{args.db_name}_small"
+                if loaded(store_url(args.admin, small), args.small_n) is None:
+                    load(args.admin, small, args.small_n, 1, args.chunk)
+                say(f"the same terminal on {args.small_n:,} memories ...")
+                out["tui_small_store"] = {"n": args.small_n, **measure_tui(store_url(args.admin, small), 5)}
         else:
             out["tui"] = {"skipped": "no tmux"}
     if "search" not in skip:
         out["search"] = measure_search(url, not args.no_plans)
+    if "health" not in skip:
+        out["health"] = measure_health(url)
     server = None
     try:
         if "recall" not in skip:
@@ -531,7 +649,7 @@ def main() -> None:
             out["recall"] = measure_recall(server, args.recall_tasks, args.recall_repo)
         if "maintain" not in skip:
             out["changes"] = measure_changes(url, args.n, args.maintain_timeout, args.maintain_rss_gb * 1024,
-                                             args.maintain_only)
+                                             [j.strip() for j in args.maintain_jobs.split(",") if j.strip()])
             if server is not None:  # the first recall after 1,000 changes (the server kept running)
                 ms, _ = server.recall(recall_tasks(1, seed=7)[0], f"repository:{args.recall_repo}")
                 out["recall"]["after_changes_ms"] = round(ms, 1)
@@ -547,8 +665,9 @@ def main() -> None:
                       "search_naive_page_ms_max": max((r.get("naive_page_ms", 0) for r in out.get("search", {}).values()),
                                                       default=None),
                       "recall_cold_ms": rec.get("cold_ms"),
-                      "maintain_seconds": out.get("changes", {}).get("maintain", {}).get("seconds"),
-                      "maintain_outcome": out.get("changes", {}).get("maintain", {}).get("outcome")}
+                      "maintain_seconds": out.get("changes", {}).get("maintain_seconds"),
+                      "maintain_outcome": out.get("changes", {}).get("maintain_outcome"),
+                      "small_store_first_row_seconds": out.get("tui_small_store", {}).get("first_row_seconds")}
     out["targets"] = TARGETS
     out["met"] = {k: (v is not None and v < TARGETS[k]) for k, v in figures.items()}
     out["load_avg_1m"] = round(os.getloadavg()[0], 2)
