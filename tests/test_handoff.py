@@ -43,6 +43,18 @@ async def _settled(pilot):
     await pilot.pause()
 
 
+async def _evidence_screen_then(app, pilot, mid: str, key: str) -> None:
+    """Open ``mid``'s first evidence from the queue, press ``key``, settle."""
+    await _settled(pilot)
+    queue = app.screen.query_one("#queue")
+    queue.move_cursor(row=[r.memory_id for r in queue.rows].index(mid))
+    await _settled(pilot)
+    await pilot.press("e")
+    await _settled(pilot)
+    await pilot.press(key)
+    await _settled(pilot)
+
+
 def test_editor_command_takes_visual_first_and_splits_it():
     assert editor_command(Path("/x/A.java"), 12, {"EDITOR": "nano"}) == ["nano", "+12", "/x/A.java"]
     assert editor_command(Path("/x/A.java"), 3, {"VISUAL": "code --wait", "EDITOR": "vi"}) == [
@@ -62,14 +74,7 @@ async def test_o_on_an_evidence_item_opens_the_editor_at_its_line(demo_copy, tmp
     assert expected_file.is_file() and expected_line
     app = MemtuiApp(demo_copy, REVIEWER)
     async with app.run_test(size=(80, 24)) as pilot:
-        await _settled(pilot)
-        queue = app.screen.query_one("#queue")
-        queue.move_cursor(row=[r.memory_id for r in queue.rows].index(mid))
-        await _settled(pilot)
-        await pilot.press("e")
-        await _settled(pilot)
-        await pilot.press("o")
-        await _settled(pilot)
+        await _evidence_screen_then(app, pilot, mid, "o")
         assert type(app.screen).__name__ == "EvidenceScreen"  # back in the TUI afterwards
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     assert calls == [[f"+{expected_line}", str(expected_file)]]
@@ -101,14 +106,7 @@ async def test_O_shows_the_evidence_commit_with_git_show(demo_copy, tmp_path, mo
     ev = ReviewService(demo_copy).detail(mid).evidence[0]
     app = MemtuiApp(demo_copy, REVIEWER)
     async with app.run_test(size=(80, 24)) as pilot:
-        await _settled(pilot)
-        queue = app.screen.query_one("#queue")
-        queue.move_cursor(row=[r.memory_id for r in queue.rows].index(mid))
-        await _settled(pilot)
-        await pilot.press("e")
-        await _settled(pilot)
-        await pilot.press("O")
-        await _settled(pilot)
+        await _evidence_screen_then(app, pilot, mid, "O")
         assert type(app.screen).__name__ == "EvidenceScreen"  # back in the TUI afterwards
     # git pages only on a terminal: where it did, the pager got no arguments (the commit on stdin)
     assert not log.exists() or log.read_text().splitlines() == ["[]"]

@@ -88,6 +88,18 @@ def align(old: list[SpanLine], new: list[SpanLine]) -> tuple[tuple[DiffRow, ...]
     return tuple(rows), tuple(hunks)
 
 
+def evidence_and_repository(engine: Engine, memory_id: str) -> tuple[list, Repository | None]:
+    """``memory_id``'s evidence (:func:`memtui.review.lifecycle.load_evidence`) and its repository
+    (None for an org-wide memory). Raises MemoryNotFound."""
+    with Session(engine) as session:
+        memory = session.get(Memory, memory_id)
+        if memory is None:
+            raise MemoryNotFound(memory_id)
+        evidence = load_evidence(session, memory_id)
+        repo = session.get(Repository, memory.repository_id) if memory.repository_id else None
+    return evidence, repo
+
+
 def compare_evidence(engine: Engine, memory_id: str, index: int) -> EvidenceComparison:
     """The ``index``-th evidence of ``memory_id`` side by side (recorded commit vs HEAD).
 
@@ -97,12 +109,7 @@ def compare_evidence(engine: Engine, memory_id: str, index: int) -> EvidenceComp
     """
     from memtui.sources.gitdiff import GitError, GitRepo
 
-    with Session(engine) as session:
-        memory = session.get(Memory, memory_id)
-        if memory is None:
-            raise MemoryNotFound(memory_id)
-        evidence = load_evidence(session, memory_id)
-        repo = session.get(Repository, memory.repository_id) if memory.repository_id else None
+    evidence, repo = evidence_and_repository(engine, memory_id)
     if not evidence:
         raise IndexError(f"{memory_id} has no evidence")
     e = evidence[index % len(evidence)]

@@ -16,10 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
-
-from memtui.review.lifecycle import MemoryNotFound, load_evidence
-from memtui.store.models import Memory, Repository
 
 
 class HandoffError(Exception):
@@ -37,12 +33,9 @@ class EditorTarget:
 
 
 def _evidence(engine: Engine, memory_id: str, index: int):
-    with Session(engine) as session:
-        memory = session.get(Memory, memory_id)
-        if memory is None:
-            raise MemoryNotFound(memory_id)
-        evidence = load_evidence(session, memory_id)
-        repo = session.get(Repository, memory.repository_id) if memory.repository_id else None
+    from memtui.review.evidence import evidence_and_repository
+
+    evidence, repo = evidence_and_repository(engine, memory_id)
     if not evidence:
         raise HandoffError(f"{memory_id} has no evidence")
     e = evidence[index % len(evidence)]
@@ -57,7 +50,7 @@ def evidence_file(engine: Engine, memory_id: str, index: int, tmp_dir: Path | No
     """Where the ``index``-th evidence of ``memory_id`` is to be read: the checkout's file at the
     span's line at HEAD when revalidation found it there (or it was not revalidated yet and the file
     is there), else the blob at the evidence's commit written to a read-only file under ``tmp_dir``
-    (default: a new temporary folder) at the recorded line. Raises MemoryNotFound, HandoffError."""
+    (default: a new temporary folder) at the recorded line. Raises MemoryNotFound (a LookupError), HandoffError."""
     from memtui.sources.gitdiff import GitError, GitRepo
 
     e, checkout = _evidence(engine, memory_id, index)
@@ -84,7 +77,7 @@ def evidence_file(engine: Engine, memory_id: str, index: int, tmp_dir: Path | No
 
 def evidence_commit(engine: Engine, memory_id: str, index: int) -> tuple[Path, str]:
     """The checkout and the commit of the ``index``-th evidence of ``memory_id`` (for ``git show``).
-    Raises MemoryNotFound, HandoffError."""
+    Raises MemoryNotFound (a LookupError), HandoffError."""
     e, checkout = _evidence(engine, memory_id, index)
     if not e.commit_sha:
         raise HandoffError("this evidence names no commit")
