@@ -6,7 +6,8 @@ Starts ``memtui mcp --db DB`` as a real subprocess with the SDK's ``stdio_client
 (as tests/test_mcp.py does) over the 10,000-memory store of bench/api.py (the same generated JSONL;
 the SQLite store cached in bench/.cache/api/, a fresh PostgreSQL database each run) and measures:
 
-- ``mcp_initialize_seconds``: from spawning the process to the ``initialize`` answer;
+- ``mcp_initialize_seconds``: from spawning the process to the ``initialize`` answer
+  (``sdk_initialize_seconds``: the same with ``MEMTUI_MCP_FAST_INIT=0``, the SDK answering, as before);
 - ``mcp_first_recall_seconds``: the first ``recall`` tool call right after it;
 - ``mcp_warm_recall_p50_ms`` / ``mcp_warm_recall_p95_ms``: ``--warm`` further recalls, one at a time,
   of random tasks in the store's words (recorded, as an agent's are: one usage event per memory);
@@ -115,6 +116,21 @@ async def session_figures(db: str, warm: int) -> dict:
     }
 
 
+async def sdk_initialize_seconds(db: str) -> float:
+    """Spawn to ``initialize`` answer with ``MEMTUI_MCP_FAST_INIT=0``: the SDK answers, as before issue 22."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp.types import Implementation
+
+    env = {k: v for k, v in os.environ.items() if k != "MEMTUI_NOW"}
+    env["MEMTUI_MCP_FAST_INIT"] = "0"
+    params = StdioServerParameters(command=MEMTUI, args=["mcp", "--db", db, "--actor", AGENT], env=env)
+    t0 = time.perf_counter()
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, client_info=Implementation(name=AGENT, version="1")) as session:
+            await session.initialize()
+            return round(time.perf_counter() - t0, 3)
+
+
 def naive(db: str, n: int) -> dict:
     """One cold ``memtui recall --json`` process per recall."""
     env = dict(os.environ, MEMTUI_WARM="0")
@@ -146,6 +162,7 @@ def main() -> None:
             with api.store_for(backend, args.memories, work) as (db, _seconds):
                 api.say(f"{backend}: MCP session")
                 out = asyncio.run(session_figures(db, args.warm))
+                out["sdk_initialize_seconds"] = asyncio.run(sdk_initialize_seconds(db))
                 out["naive_cli_recall"] = naive(db, args.naive)
                 if out["mcp_warm_recall_p50_ms"]:
                     out["speedup_warm_vs_naive"] = round(
