@@ -190,7 +190,7 @@ FILES = {"py/router.py": PY, "java/com/acme/RuleRegistry.java": JAVA, "web/route
 EXPECTED = {
     "py/router.py": [("Router", 4, 7), ("Router.route", 5, 7), ("Other", 10, 12),
                      ("Other.go", 11, 12), ("parse_markdown", 15, 16)],
-    "java/com/acme/RuleRegistry.java": [("RuleRegistry", 3, 9), ("RuleRegistry.resolve", 4, 5),
+    "java/com/acme/RuleRegistry.java": [("com.acme", 1, 1), ("RuleRegistry", 3, 9), ("RuleRegistry.resolve", 4, 5),
                                         ("RuleRegistry.resolve", 7, 8)],
     "web/router.ts": [("Router", 2, 7), ("Router.route", 3, 5), ("Router.close", 6, 6),
                       ("Shape", 9, 11), ("Shape.area", 10, 10), ("Id", 13, 13), ("Color", 15, 17),

@@ -24,7 +24,9 @@ are found in every language.
 
 A lookup name matches a symbol when it is a dotted suffix of its qualified
 name (``resolve`` finds ``RuleRegistry.resolve``); a Java name may also carry the file's
-package (``com.acme.order.validation.RuleRegistry.resolve``), a name in another language its
+package or a trailing part of it (``com.acme.order.validation.RuleRegistry.resolve``,
+``validation.RuleRegistry``), and a Java ``package`` declaration defines the package
+(``com.acme.order.validation``, at the declaration's line in each of its files), a name in another language its
 module (``tools.BASH`` for ``BASH`` in ``tools.py``; the folder for ``__init__.py``, ``mod.rs``,
 ``index.ts``, ``lib.rs``; a Go name its package clause, ``digraph.DAG``). Python module-level assignments (``PROMPT_FILES = {...}``) are definitions, and so
 is a package's re-export under a new name (``from .handler import LangchainHandler as CallbackHandler`` at
@@ -316,10 +318,13 @@ def _span_of(lang: str, node) -> tuple[int, int]:
 
 
 def _wants(parsed: _Parsed, want: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """The name parts to match: as given, then without the file's package or module prefix."""
+    """The name parts to match: as given, then without the file's package or module prefix, or a
+    trailing part of it (``acme.util.Assert`` or ``util.Assert`` in package ``com.acme.util``)."""
     pkg = parsed.package
-    if pkg and len(want) > len(pkg) and want[:len(pkg)] == pkg:
-        return [want, want[len(pkg):]]
+    for k in range(len(pkg)):
+        tail = pkg[k:]
+        if len(want) > len(tail) and want[:len(tail)] == tail:
+            return [want, want[len(tail):]]
     return [want]
 
 
@@ -434,6 +439,9 @@ class SymbolIndex:
                     for sub in child.named_children:
                         if sub.type in ("scoped_identifier", "identifier"):
                             package = tuple(sub.text.decode("utf-8", "replace").split("."))
+                    if package:  # the package declaration defines the package (``com.acme.orders``)
+                        start, end = _lines_of(child)
+                        symbols.insert(0, _Symbol(package, start, end, child))
                     break
         if lang_name == "go":  # ``digraph.DAG``: a Go name qualified by its package clause
             clause = next((c for c in tree.root_node.named_children if c.type == "package_clause"), None)
