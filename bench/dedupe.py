@@ -62,7 +62,8 @@ from memtui.maintenance.dedupe_index import (  # noqa: E402
     DedupeConfig, DedupeIndex, DedupeItem, exhaustive_pairs,
 )
 
-TARGETS = {"seconds": 30.0, "peak_rss_mb": 4096.0, "recall_vs_exhaustive": 0.98, "incremental_1000_seconds": 2.0}
+#: issue 22: a quiet 2-core machine (peak RSS was 4 GB before it)
+TARGETS = {"seconds": 30.0, "peak_rss_mb": 2048.0, "recall_vs_exhaustive": 0.98, "incremental_1000_seconds": 2.0}
 #: issue 20: likely precision, likely + possible recall, possible partners a memory shows (at most)
 TIER_TARGETS = {"likely_duplicate_precision": 0.95, "likely_conflict_precision": 0.95,
                 "possible_duplicate_recall": 0.90, "possible_conflict_recall": 0.90, "possible_per_memory": 3.0}

@@ -441,3 +441,17 @@ def test_learned_incremental_add_with_new_representatives_equals_a_full_build():
     inc.remove([i.memory_id for i in later[:10]])
     again = build([i for i in items if i not in later[:10]], LEARNED)
     assert signature(inc) == signature(again)
+
+
+def test_learned_index_finds_every_pair_the_exhaustive_reference_finds_in_a_dense_block():
+    # one block of two wordings of one claim about 35 durations: each statement's nearest neighbours are the
+    # same wording with another number (vetoed: a different number), its duplicate is the other wording with
+    # its own number; the index must verify exactly the pairs that scoring every pair verifies
+    items = [item(f"a{k:02d}", f"OrderCache keeps order lookups for {k} minutes.", type="gotcha")
+             for k in range(5, 40)]
+    items += [item(f"b{k:02d}", f"Order lookups are cached by OrderCache for {k} minutes.", type="gotcha")
+              for k in range(5, 40)]
+    idx = build(items, LEARNED)
+    found = {(a, b) for a, b, _ in idx.verified_pairs()}
+    assert found == exhaustive_pairs(items, LEARNED)
+    assert found == {(f"a{k:02d}", f"b{k:02d}") for k in range(5, 40)}

@@ -79,8 +79,26 @@ Shapes and units
 * a unit's representative (the text the guard reads; the guard is case-sensitive) is always its item
   ranked first by :func:`_rep_rank`; when ``add`` or ``remove`` changes it, the unit's pairs are guarded
   again.
-* memory: ~1 GB peak at 100,000 statements (mostly the statements, units and keys; the matrix is ~6M
-  float32 entries); guard workers are forked and share it copy-on-write.
+* guard and scoring workers are forked and read the index copy-on-write.
+
+The learned scorer (``DedupeConfig.learned``, the default; issues 10 and 22)
+-------------------------------------------------------------------------------
+* **Shortlist.** Candidates are the fingerprint groups, the TF-IDF lists and each unit's embedding list
+  (WordLlama cosine ``>= embed_min_cosine``, best first; :func:`memtui.similarity.candidates.knn_lists`
+  sorts each list once and a longer list is a prefix). A full list at least half verified is asked
+  again 4x longer (as above); a full list with fewer than ``embed_live_n`` (``tfidf_live_n``) partners
+  scored above 0 -- most of it vetoed: the same wording about another identifier, number or negation --
+  2x longer, up to ``embed_live_max`` (``tfidf_live_max``): in templated blocks a unit's nearest
+  neighbours are such hard negatives and its paraphrase comes further down.
+* **Score.** Only the shortlist is scored, a batch at a time: cosine and (below ``score_min_cosine``)
+  the lexical score gate a pair; the statements' profiles sit in one
+  :class:`~memtui.similarity.features.ProfileTable` (rows appended, profiled once, on all processes when
+  many); :func:`~memtui.similarity.scorer.duplicate_scores_of_rows` reads the set features first and a
+  vetoed pair scores 0 without its word features. Scores are kept in sorted arrays (``u << 32 | v``);
+  clustering reads a component's scores in one lookup and scores the pairs it still needs in one batch
+  (:meth:`DedupeIndex._prescore`, :meth:`DedupeIndex._fetch_cross`), never one pair at a time in bulk.
+* **Incremental.** ``add`` scores the new units' shortlists only; a cluster none of whose units changed
+  is kept as it was (same members: same scores, canonical and explanation).
 
 Output is deterministic: members sorted, cluster ids from the sorted member ids, clusters sorted by
 (scope_key, type, members).
