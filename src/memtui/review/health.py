@@ -142,32 +142,33 @@ def _actions(s: dict[str, int], stale: list[str], conflicted: list[str], high_us
     return out
 
 
-def _active_bands(session: Session, active: list[str]) -> dict[str, str]:
-    """The quality band (domain.quality, seed 000 §17) of each active memory, from column reads only
-    (the same inputs as :func:`memtui.maintenance.assess.quality_inputs`, for these memories alone)."""
+def _active(query, joined, session: Session, viewer: Actor | None):
+    """``query`` (over a table whose ``memory_id`` is ``joined``) narrowed to the active memories
+    ``viewer`` may see: one query for all of them, not one per 500 ids (issue 22: 1,000,000 memories)."""
+    return restrict(query.join(Memory, Memory.memory_id == joined).where(Memory.state == "active"), session, viewer)
+
+
+def _active_bands(session: Session, viewer: Actor | None, evidence: dict[str, list]) -> dict[str, str]:
+    """The quality band (domain.quality, seed 000 §17) of each active memory ``viewer`` sees, from column
+    reads only (the same inputs as :func:`memtui.maintenance.assess.quality_inputs`); ``evidence``:
+    memory id -> its evidence rows (``type``, ``status``), in ordinal order."""
     from collections import Counter
 
     from memtui.domain.quality import quality, quality_input
 
+    usage: dict[str, Counter] = defaultdict(Counter)
+    for mid, outcome, n in session.exec(_active(select(UsageEvent.memory_id, UsageEvent.outcome, func.count()),
+                                                UsageEvent.memory_id, session, viewer)
+                                        .group_by(UsageEvent.memory_id, UsageEvent.outcome)):
+        usage[mid][outcome] = n
+    harm = dict(session.exec(_active(select(HarmEvent.memory_id, func.count()), HarmEvent.memory_id, session, viewer)
+                             .group_by(HarmEvent.memory_id)).all())
     out: dict[str, str] = {}
-    for i in range(0, len(active), 500):
-        chunk = active[i:i + 500]
-        ev: dict[str, list] = defaultdict(list)
-        for e in session.exec(select(Evidence.memory_id, Evidence.type, Evidence.status)
-                              .where(Evidence.memory_id.in_(chunk)).order_by(Evidence.memory_id, Evidence.ordinal)):
-            ev[e.memory_id].append(e)
-        usage: dict[str, Counter] = defaultdict(Counter)
-        for mid, outcome, n in session.exec(select(UsageEvent.memory_id, UsageEvent.outcome, func.count())
-                                            .where(UsageEvent.memory_id.in_(chunk))
-                                            .group_by(UsageEvent.memory_id, UsageEvent.outcome)):
-            usage[mid][outcome] = n
-        harm = dict(session.exec(select(HarmEvent.memory_id, func.count()).where(HarmEvent.memory_id.in_(chunk))
-                                 .group_by(HarmEvent.memory_id)).all())
-        for m in session.exec(select(Memory.memory_id, Memory.statement, Memory.state, Memory.confidence,
-                                     Memory.review_state, Memory.conflict_state, Memory.repository_id,
-                                     Memory.module_path).where(Memory.memory_id.in_(chunk))):
-            q = quality(quality_input(m, ev.get(m.memory_id, []), usage.get(m.memory_id), harm.get(m.memory_id, 0)))
-            out[m.memory_id] = q.band
+    for m in session.exec(restrict(select(Memory.memory_id, Memory.statement, Memory.state, Memory.confidence,
+                                          Memory.review_state, Memory.conflict_state, Memory.repository_id,
+                                          Memory.module_path).where(Memory.state == "active"), session, viewer)):
+        q = quality(quality_input(m, evidence.get(m.memory_id, []), usage.get(m.memory_id), harm.get(m.memory_id, 0)))
+        out[m.memory_id] = q.band
     return out
 
 
@@ -189,23 +190,25 @@ def build_health(engine: Engine, viewer: Actor | None = None, now: datetime | No
         harm = {mid: (n, last) for mid, n, last in session.exec(
             select(HarmEvent.memory_id, func.count(), func.max(HarmEvent.created_at)).group_by(HarmEvent.memory_id))}
         secrets = set(session.exec(select(SecretFinding.memory_id).distinct()).all())
-        active = [r[0] for r in rows if r[2] == "active"]
-        evidence: dict[str, list[EvidenceFacts]] = defaultdict(list)
-        for i in range(0, len(active), 500):
-            for mid, typ, status, repo in session.exec(
-                    select(Evidence.memory_id, Evidence.type, Evidence.status, Evidence.repository_id)
-                    .where(Evidence.memory_id.in_(active[i:i + 500])).order_by(Evidence.memory_id, Evidence.ordinal)):
-                evidence[mid].append(EvidenceFacts(typ, status, repo))
+        evidence: dict[str, list] = defaultdict(list)  # of the active memories, in ordinal order
+        for e in session.exec(_active(select(Evidence.memory_id, Evidence.type, Evidence.status,
+                                             Evidence.repository_id), Evidence.memory_id, session, viewer)
+                              .order_by(Evidence.memory_id, Evidence.ordinal)):
+            evidence[e.memory_id].append(e)
         facts = {r[0]: MemoryFacts(memory_id=r[0], type=r[4], state=r[2], repository_id=r[1], impact=r[5],
-                                   origin=r[6], conflict_state=r[3], evidence=tuple(evidence.get(r[0], ())))
+                                   origin=r[6], conflict_state=r[3],
+                                   evidence=tuple(EvidenceFacts(e.type, e.status, e.repository_id)
+                                                  for e in evidence.get(r[0], ())))
                  for r in rows if r[2] in ("active", "approved")}
-        high = sorted(mid for mid, f in facts.items() if is_high_impact(f))
+        high = {mid for mid, f in facts.items() if is_high_impact(f)}
         approvals: dict[str, StateHistory] = {}
-        for i in range(0, len(high), 500):  # the event that made each high-impact memory live (not an undo)
-            for e in session.exec(select(StateHistory).where(
-                    StateHistory.memory_id.in_(high[i:i + 500]), StateHistory.to_state.in_(("active", "approved")),
-                    StateHistory.from_state.is_not(None), StateHistory.from_state != StateHistory.to_state,
-                    StateHistory.compensates.is_(None)).order_by(StateHistory.event_id)):
+        # the event that made each high-impact memory live (not an undo): one query over the live memories
+        for e in session.exec(restrict(select(StateHistory).join(Memory, Memory.memory_id == StateHistory.memory_id)
+                                       .where(Memory.state.in_(("active", "approved"))), session, viewer).where(
+                StateHistory.to_state.in_(("active", "approved")), StateHistory.from_state.is_not(None),
+                StateHistory.from_state != StateHistory.to_state, StateHistory.compensates.is_(None))
+                .order_by(StateHistory.event_id)):
+            if e.memory_id in high:
                 approvals[e.memory_id] = e
         entered = dict(session.exec(
             select(StateHistory.memory_id, func.max(StateHistory.created_at))
@@ -218,7 +221,7 @@ def build_health(engine: Engine, viewer: Actor | None = None, now: datetime | No
             if r[2] in QUEUE and r[0] not in entered and r[8] is not None:
                 entered[r[0]] = r[8]
         incidents = secret_incidents(session, viewer)
-        band = _active_bands(session, active)
+        band = _active_bands(session, viewer, evidence)
 
     by_repo: dict[str | None, list] = defaultdict(list)
     for r in rows:
