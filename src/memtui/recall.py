@@ -469,7 +469,7 @@ class _Scoped:
 _POOLS: dict[tuple, _Pool] = {}
 _POOLS_LOCK = threading.Lock()
 _POOL_BUILDING: dict[tuple, threading.Lock] = {}
-_POOLS_MAX = 32
+_POOLS_MAX = 16  #: pools kept per process (a pool of 10,000 memories holds some 30 MB)
 
 
 def _pool_data(session: Session, key: tuple, pool, counter: int) -> _Pool:
@@ -490,9 +490,13 @@ def _pool_data(session: Session, key: tuple, pool, counter: int) -> _Pool:
         data = _Pool.load(session, pool, counter, kept)
         if counter:
             with _POOLS_LOCK:
-                if len(_POOLS) >= _POOLS_MAX and key not in _POOLS:
+                _POOLS.pop(key, None)  # the newest last: the one read longest ago goes first
+                if len(_POOLS) >= _POOLS_MAX:
                     _POOLS.pop(next(iter(_POOLS)))
                 _POOLS[key] = data
+                if len(_POOL_BUILDING) > 4 * _POOLS_MAX:
+                    for k in [k for k, lock in _POOL_BUILDING.items() if k not in _POOLS and not lock.locked()]:
+                        del _POOL_BUILDING[k]
         return data
 
 
