@@ -33,7 +33,6 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
