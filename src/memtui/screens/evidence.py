@@ -70,6 +70,23 @@ def side_by_side(c: EvidenceComparison, width: int, dark: bool) -> tuple[list[Te
     return lines, starts
 
 
+def title_line(c: EvidenceComparison, hunk: int | None) -> Text:
+    """The line above the code: memory, which evidence, which change (``hunk``, after ``n``; else how
+    many), kind, status, outdated -- the most telling first, as the line is cut at 80 columns."""
+    title = Text()
+    title.append(f" {visible(c.memory_id)}", style="bold")
+    title.append(f"  evidence {c.index + 1}/{c.count}")
+    if c.hunks:
+        title.append(f"  change {hunk + 1}/{len(c.hunks)}" if hunk is not None and hunk >= 0
+                     else f"  {len(c.hunks)} change{'' if len(c.hunks) == 1 else 's'} (n/N)", style="bold")
+    if c.outdated:
+        title.append("  ")
+        title.append(" outdated ", style="bold reverse yellow")
+    title.append(f"  {c.type}  ")
+    title.append(f" {c.status} ", style="reverse")
+    return title
+
+
 def _pad(pieces: list[Text], i: int, width: int, style: str) -> Text:
     piece = pieces[i].copy() if i < len(pieces) else Text("")
     piece.truncate(width, pad=True)  # a piece is never wider: this only pads
@@ -139,16 +156,7 @@ class EvidenceScreen(BaseScreen):
 
     def _show(self, c: EvidenceComparison) -> None:
         self.comparison, self._hunk = c, -1
-        title = Text()
-        title.append(f" {visible(c.memory_id)}", style="bold")
-        title.append(f"   evidence {c.index + 1}/{c.count}   {c.type}   ")
-        title.append(f" {c.status} ", style="reverse")
-        if c.outdated:
-            title.append("  ")
-            title.append(" outdated ", style="bold reverse yellow")
-        if c.hunks:
-            title.append(f"   {len(c.hunks)} change(s): n / N")
-        self.query_one("#ev-title", Static).update(title)
+        self.query_one("#ev-title", Static).update(title_line(c, None))
         table = SideBySide(c, self.app.current_theme.dark)
         if c.note:
             note = Text("\n" + visible(c.note), style="yellow")
@@ -165,8 +173,8 @@ class EvidenceScreen(BaseScreen):
         _, starts = side_by_side(self.comparison, width, self.app.current_theme.dark)
         # the changed line's first row in view, with one row of context above it
         self.query_one("#ev-body", VerticalScroll).scroll_to(y=max(0, starts[row] - 1), animate=False)
-        self.notify(f"change {self._hunk + 1} of {len(self.comparison.hunks)} (line {row + 1} of the span)",
-                    markup=False, timeout=2)
+        # where we are goes in the title line: a toast would cover the rows just scrolled into view
+        self.query_one("#ev-title", Static).update(title_line(self.comparison, self._hunk))
 
     def action_next_hunk(self) -> None:
         """Jump to the next changed hunk."""
