@@ -44,7 +44,7 @@ from memtui.sources.history import History, Tree, safe_repo_path
 from memtui.sources.symbols import language_for
 
 __all__ = ["is_named_reference", "is_example", "check_references", "written", "rewrite_reference",
-           "propose_statement"]
+           "propose_statement", "not_in_repository"]
 
 _SYMBOL_TYPES = ("symbol",)
 _MAX_FOLDER_FILES = 200
@@ -76,6 +76,45 @@ def _named(ev: Any) -> str:
 
 def _short(sha: str | None) -> str:
     return (sha or "")[:7]
+
+
+_HOME_PATH = re.compile(r"^(?:~|\$\{?HOME\}?|%USERPROFILE%|\$env:USERPROFILE)(?:[/\\]|$)", re.I)
+_URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|www\.|mailto:)", re.I)
+_SYSTEM_ROOTS = frozenset({"etc", "usr", "var", "opt", "tmp", "proc", "sys", "dev", "bin", "sbin", "lib", "lib64",
+                           "home", "root", "Users", "Library", "System", "Applications", "Volumes", "private",
+                           "mnt", "run", "srv", "nix", "snap", "workspace", "workspaces"})
+_REGISTRIES = re.compile(r"^(?:ghcr\.io|docker\.io|quay\.io|gcr\.io|[a-z0-9-]+\.gcr\.io|mcr\.microsoft\.com|"
+                         r"public\.ecr\.aws|registry\.[\w.-]+|[\w-]+\.azurecr\.io|[\w.-]+\.dkr\.ecr\.[\w.-]+)/")
+_IMAGE_TAG = re.compile(r"^[a-z0-9][a-z0-9._-]*(?::\d+)?(?:/[a-z0-9][a-z0-9._-]*)*"
+                        r"(?::[\w][\w.-]{0,127}|@sha256:[0-9a-f]{12,64})$")
+_GIT_REF = re.compile(r"^(?:refs/(?:heads|tags|remotes|pull|notes)/\S+|(?:origin|upstream)/[\w./-]+|"
+                      r"HEAD(?:[~^]\d*)*|[\w./-]+\.\.\.?[\w./-]+)$")
+_ISSUE = re.compile(r"^(?:[\w.-]+/[\w.-]+)?#\d+$|^(?:GH|gh)-\d+$")
+
+
+def not_in_repository(written_as: str, *, existed: bool = False) -> str | None:
+    """What a reference written ``written_as`` names outside the repository, or None when it may name
+    something inside it: a home-directory path (``~/...``, ``$HOME/...``) or a URL always; a system path
+    (``/etc/...``), a Docker image (``python:3.11-slim``, ``ghcr.io/acme/tool``), a git ref (``origin/main``,
+    ``refs/heads/x``, ``main..topic``) or an issue reference (``owner/repo#123``) when no such path
+    ``existed`` in the repository (issue 23, item 2)."""
+    w = (written_as or "").strip().strip("`'\"")
+    if _HOME_PATH.match(w):
+        return "a path in the home directory"
+    if _URL.match(w):
+        return "a URL"
+    if existed:
+        return None
+    if w.startswith("/") and w.lstrip("/").split("/", 1)[0] in _SYSTEM_ROOTS:
+        return "a system path"
+    if _ISSUE.match(w):
+        return "an issue reference"
+    if _GIT_REF.match(w):
+        return "a git ref"
+    name = re.split(r"[:@]", w, maxsplit=1)[0].rsplit("/", 1)[-1]
+    if _REGISTRIES.match(w) or (w.count("/") <= 2 and "." not in name and _IMAGE_TAG.match(w)):
+        return "a Docker image"  # not src/app.py:12 (a file and a line)
+    return None
 
 
 class _Checker:
@@ -120,6 +159,10 @@ class _Checker:
                                    "medium", new, moved_in=commit)
             return self.result(ev, "valid", "exists", f"{w} exists at HEAD", "none", path)
         if not at.exists(path):
+            outside = not_in_repository(written(ev))
+            if outside:  # /etc/..., python:3.11-slim, origin/main, acme/tool#12: nothing in the repository
+                return self.result(ev, "unchecked", "not_checkable",
+                                   f"{written(ev)} is {outside}, not a repository path (not checked)", "none")
             return self.result(ev, "unresolvable", "reference_unresolvable",
                                f"{w} did not exist at {_short(anchor)} (never existed, not stale)", "low")
         folder = at.is_dir(path)
@@ -539,9 +582,9 @@ def check_references(evs: Sequence[Any], repo: GitRepo, head: str, history: Hist
             out[ev.evidence_id] = make_result(ev, "unchecked", "example",
                                               f"{written(ev)} is an example, not a reference", "none")
             continue
-        if not ev.commit_sha:
-            why = "is outside the repository (not checked)" if (ev.path or "").startswith("~") else \
-                "has no commit to check from"
+        outside = not_in_repository(written(ev)) or not_in_repository(ev.path or "")
+        if not ev.commit_sha or (outside and ev.type != "symbol" and not_in_repository(written(ev), existed=True)):
+            why = f"is {outside}, outside the repository (not checked)" if outside else "has no commit to check from"
             out[ev.evidence_id] = make_result(ev, "unchecked", "not_checkable", f"{written(ev)} {why}", "none")
             continue
         if ev.type == "symbol":
