@@ -87,3 +87,108 @@ def test_deleted_java_method_named_by_its_qualified_name_is_stale(tmp_path):
     r.write("src/main/java/com/acme/util/Assert.java", _java("com.acme.util", "Assert"))
     r.commit("drop checkNotNull")
     assert [(f.line, f.kind) for f in _lint(r)] == [(3, "stale")]
+
+
+def test_renamed_kotlin_package_is_stale_naming_the_rename(tmp_path):
+    r = Repo(tmp_path / "r")
+    kt = "package {pkg}\n\nclass OrderService {{\n    fun place(): Boolean {{\n        return true\n    }}\n}}\n"
+    r.write("src/main/kotlin/com/acme/orders/OrderService.kt", kt.format(pkg="com.acme.orders"))
+    r.write("AGENTS.md", "# Orders\n\n- Package: `com.acme.orders`\n- Entry: `com.acme.orders.OrderService.place()`\n")
+    r.commit("start")
+    r.mv("src/main/kotlin/com/acme/orders/OrderService.kt", "src/main/kotlin/com/acme/ordering/OrderService.kt")
+    r.write("src/main/kotlin/com/acme/ordering/OrderService.kt", kt.format(pkg="com.acme.ordering"))
+    rename = r.commit("rename the package")
+    found = _lint(r)
+    assert [(f.line, f.kind, f.code, f.new_path) for f in found][:1] == \
+        [(3, "stale", "symbol_renamed", "com.acme.ordering")]
+    assert rename[:7] in found[0].message
+
+
+# -- things outside the repository: no notice, no flag ---------------------------------------------
+
+
+def test_home_system_urls_images_refs_and_issues_are_not_repository_references(tmp_path):
+    """Each line names something outside the repository; the repository holds ``src/lib/hooks/``
+    (moved later), which a home-directory path ending in ``hooks/`` must not be taken for."""
+    r = Repo(tmp_path / "r")
+    r.write("src/lib/hooks/pre.py", "def pre():\n    pass\n")
+    r.write("AGENTS.md", "# Setup\n\n"
+            "- Hooks live in `~/.config/tool/hooks/` and `$HOME/.tool/hooks/`.\n"
+            "- System config: `/etc/tool/hooks.conf`.\n"
+            "- Docs: `https://example.com/src/lib/hooks/`.\n"
+            "- Images: `python:3.11-slim`, `ghcr.io/acme/tool:latest`, `bitnami/redis:7.2`.\n"
+            "- Compare `origin/main` with `refs/heads/release` and `main..topic`.\n"
+            "- Fixed in `acme/tool#123`.\n")
+    r.commit("start")
+    r.mv("src/lib/hooks/pre.py", "src/hooks/pre.py")
+    r.commit("move hooks")
+    assert _lint(r) == []
+
+
+def test_a_repository_path_written_from_the_root_is_still_checked(tmp_path):
+    """``/etc/app.conf`` names the repository's ``etc/app.conf`` when that existed: its move is stale."""
+    r = Repo(tmp_path / "r")
+    r.write("etc/app.conf", "a = 1\n")
+    r.write("AGENTS.md", "# Config\n\n- Settings: `/etc/app.conf`.\n")
+    r.commit("start")
+    r.mv("etc/app.conf", "config/app.conf")
+    r.commit("move config")
+    assert [(f.line, f.kind, f.new_path) for f in _lint(r)] == [(3, "stale", "config/app.conf")]
+
+
+# -- lists of names in one code span ---------------------------------------------------------------
+
+
+_WIZARD = "package ui\n\ntype WizardField struct {\n\tName string\n}\n\ntype {result} struct {\n\tOK bool\n}\n"
+
+
+@pytest.mark.parametrize("span", ["ui.WizardField / WizardResult", "WizardField, WizardResult"])
+def test_each_name_of_a_list_in_one_code_span_is_a_reference(tmp_path, span):
+    """Both names are references: the renamed one is stale (naming the new name), the other is not."""
+    r = Repo(tmp_path / "r")
+    r.write("go.mod", "module example.com/w\n\ngo 1.21\n")
+    r.write("ui/wizard.go", _WIZARD.replace("{result}", "WizardResult"))
+    r.write("AGENTS.md", f"# UI\n\n- The wizard returns `{span}`.\n")
+    r.commit("start")
+    r.write("ui/wizard.go", _WIZARD.replace("{result}", "WizardOutcome"))
+    rename = r.commit("rename the result")
+    found = _lint(r)
+    assert [(f.line, f.kind, f.reference, f.new_path) for f in found] == \
+        [(3, "stale", "WizardResult", "WizardOutcome")]
+    assert rename[:7] in found[0].message
+    r.write("ui/wizard.go", "package ui\n\ntype WizardOutcome struct {\n\tOK bool\n}\n")
+    r.commit("drop the field")  # the first name of the list is checked as well
+    assert sorted((f.reference, f.kind) for f in _lint(r)) == \
+        sorted([(span.split(" / ")[0].split(",")[0].strip(), "stale"), ("WizardResult", "stale")])
+
+
+# -- examples and plain words ----------------------------------------------------------------------
+
+
+def test_a_real_path_after_eg_is_a_reference_and_a_made_up_one_an_example(tmp_path):
+    r = Repo(tmp_path / "r")
+    r.write("src/lib/run.py", "def run():\n    pass\n")
+    r.write("AGENTS.md", "# Runners\n\n- Put runners in a module, e.g. `src/lib/run.py`.\n"
+                         "- Name handlers after their event, e.g. `my_handler.py`.\n")
+    r.commit("start")
+    r.mv("src/lib/run.py", "src/runner/run.py")
+    move = r.commit("move the runner")
+    found = _lint(r)
+    assert [(f.line, f.kind, f.code, f.new_path) for f in found] == [(3, "stale", "path_moved", "src/runner/run.py")]
+    assert move[:7] in found[0].message
+
+
+def test_a_word_in_a_shell_comment_is_not_the_folder_of_that_name(tmp_path):
+    """``# runs the tests`` is prose; ``pytest tests/`` names the folder (flagged once it moved)."""
+    from memtui.maintenance.lint import _mentions, _parse
+
+    r = Repo(tmp_path / "r")
+    r.write("tests/test_a.py", "def test_a():\n    pass\n")
+    r.write("AGENTS.md", "# Tests\n\n- Run `pytest -q  # runs the tests` before pushing.\n"
+                         "- Or `pytest tests/ -x`.\n")
+    start = r.commit("start")
+    written = {key[1:] for key in _mentions(_parse([r.path / "AGENTS.md"], r.path, start), r.path)}
+    assert written == {(4, "tests/")}
+    r.mv("tests/test_a.py", "spec/test_a.py")
+    r.commit("tests become spec")
+    assert [(f.line, f.reference, f.new_path) for f in _lint(r)] == [(4, "tests/", "spec")]

@@ -197,9 +197,22 @@ def _is_glob(token: str) -> bool:
         "/" in token or "." in token or "**" in token)
 
 
+_SHELL_COMMENT = re.compile(r"(?:^|(?<=\s))#(?![!\[{])")
+_NAME_LIST = re.compile(r"\s*[\w.:#$*-][\w.:#/$*-]*(?:\(\))?(?:(?:\s*,\s*|\s+/\s+)[\w.:#$*-][\w.:#/$*-]*(?:\(\))?)+\s*")
+_LIST_SEP = re.compile(r"\s*,\s*|\s+/\s+")
+
+
 def _code_refs(code: str, start: int) -> list[RawRef]:
     """References of one code span (taken literally); a single name that is nothing else may still
-    exactly name a file or folder (``hertzbeat-collector-basic``)."""
+    exactly name a file or folder (``hertzbeat-collector-basic``). A list of names in one span
+    (``ui.WizardField / WizardResult``, ``A, B``) gives each name's references (issue 23, item 2)."""
+    if _NAME_LIST.fullmatch(code):
+        out, at = [], 0
+        for part in _LIST_SEP.split(code):
+            at = code.index(part, at)
+            out += _code_refs(part, start + at) if part.strip() else []
+            at += len(part)
+        return out
     out = _span_refs(code, start)
     if not out:
         bare = _bare(code.strip(), start)
@@ -215,6 +228,7 @@ def _span_refs(code: str, start: int) -> list[RawRef]:
     if _CODE_EXPR.match(c) and any(ch.isspace() for ch in c):  # an expression: its calls and qualified names
         return [r for r in code_line_refs(c) if r.kind == "symbol"]
     if any(ch.isspace() for ch in c):  # a command or a snippet: its path tokens
+        c = _SHELL_COMMENT.split(c, maxsplit=1)[0]  # `pytest  # runs the tests`: the comment's words are prose
         out = []
         for m in _TOKEN.finditer(c):
             tok = m.group(0).rstrip(".:!?")
@@ -805,7 +819,8 @@ class RefResolver:
             hit = self.resolve_path(ref.target, bases, folder=want_folder, suffix=not (ref.exact or ref.illustrative))
             if hit is None and not ref.literal:
                 return []
-            example = ref.example or ((ref.placeholder or ref.illustrative) and hit is None)
+            # a real path after "e.g." is a reference (issue 23): only a name the tree lacks is an example
+            example = (ref.example or ref.placeholder or ref.illustrative) and hit is None
             if hit is not None:
                 add("folder" if hit[1] else "file_span", hit[0], example)
             else:

@@ -4,7 +4,8 @@ Languages are chosen by file extension: ``.java`` (tree_sitter_java), ``.py``/``
 (tree_sitter_python), ``.ts``/``.mts``/``.cts`` and ``.tsx`` (tree_sitter_typescript),
 ``.js``/``.mjs``/``.cjs``/``.jsx`` (tree_sitter_javascript), ``.go`` (tree_sitter_go), ``.rs``
 (tree_sitter_rust), ``.rb``/``.rake`` (tree_sitter_ruby); ``.tcl`` without a grammar (its ``proc NAME``
-definitions, a line each, to the line that closes the body). Other files have no symbols (lookups return
+definitions, a line each, to the line that closes the body); ``.kt``/``.kts`` without a grammar, by their lines
+(:func:`_kotlin_parsed`: the package, classes, objects, functions, properties). Other files have no symbols (lookups return
 ``None`` / empty).
 
 Symbols are definitions only, named by their dotted qualified name inside the file:
@@ -53,7 +54,8 @@ __all__ = ["SymbolSpan", "SymbolIndex", "language_for", "find_symbol", "calls_in
 _EXTENSIONS = {".java": "java", ".py": "python", ".pyi": "python",
                ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
                ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-               ".go": "go", ".rs": "rust", ".rb": "ruby", ".rake": "ruby", ".tcl": "tcl"}
+               ".go": "go", ".rs": "rust", ".rb": "ruby", ".rake": "ruby", ".tcl": "tcl",
+               ".kt": "kotlin", ".kts": "kotlin"}
 
 _DECLS = {
     "java": ("class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
@@ -353,6 +355,52 @@ def _tcl_parsed(text: str) -> _Parsed:
     return _Parsed(None, None, lines, symbols, (), by_name)
 
 
+_KT_PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+_KT_DECL = re.compile(
+    r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|internal|protected|open|abstract|sealed|data|enum|inner|"
+    r"annotation|value|inline|override|suspend|operator|infix|tailrec|external|const|lateinit|companion|final|"
+    r"actual|expect)\s+)*(class|interface|object|fun|typealias|val|var)\s+(?:<[^>]*>\s*)?"
+    r"(?:[A-Za-z_][\w<>, ?]*\.)?([A-Za-z_]\w*)")
+
+
+def _kotlin_parsed(text: str) -> _Parsed:
+    """Kotlin by its lines (no grammar installed): the ``package`` line defines the package; ``class``,
+    ``interface``, ``object``, ``fun``, ``typealias`` and ``val``/``var`` outside function bodies are
+    definitions, qualified by the classes and objects whose braces enclose them, each to the line where
+    its braces balance again (its own line without a body); no parse tree, no calls."""
+    lines = split_lines(text)
+    symbols: list[_Symbol] = []
+    package: tuple[str, ...] = ()
+    scopes: list[tuple[str, int, bool]] = []  # (name, last line, a function body)
+    for i, line in enumerate(lines):
+        while scopes and scopes[-1][1] < i + 1:
+            scopes.pop()
+        if not package and (pm := _KT_PACKAGE.match(line)):
+            package = tuple(pm.group(1).split("."))
+            symbols.append(_Symbol(package, i + 1, i + 1, None))
+            continue
+        m = _KT_DECL.match(line)
+        if not m or any(fn for _, _, fn in scopes):
+            continue
+        kind, name = m.group(1), m.group(2)
+        end, depth = i + 1, 0
+        if "{" in line[m.end():] or (kind != "fun" and "{" in line):
+            for j in range(i, len(lines)):
+                depth += lines[j].count("{") - lines[j].count("}")
+                if depth <= 0:
+                    end = j + 1
+                    break
+            else:
+                end = len(lines)
+        symbols.append(_Symbol(tuple(s for s, _, _ in scopes) + (name,), i + 1, end, None))
+        if end > i + 1:
+            scopes.append((name, end, kind in ("fun", "val", "var")))
+    by_name: dict[str, list[tuple[int, _Symbol]]] = {}
+    for order, sym in enumerate(symbols):
+        by_name.setdefault(sym.qualname[-1], []).append((order, sym))
+    return _Parsed(None, None, lines, symbols, package, by_name)
+
+
 class SymbolIndex:
     """Parses source text with tree-sitter, caching up to ``maxsize`` parse results (LRU).
 
@@ -383,8 +431,8 @@ class SymbolIndex:
         if hit is not None:
             self._cache.move_to_end(ck)
             return hit
-        if lang_name == "tcl":
-            parsed = _tcl_parsed(text)
+        if lang_name in ("tcl", "kotlin"):
+            parsed = _tcl_parsed(text) if lang_name == "tcl" else _kotlin_parsed(text)
             self._cache[ck] = parsed
             if len(self._cache) > self.maxsize:
                 self._cache.popitem(last=False)
