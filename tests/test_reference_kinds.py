@@ -38,13 +38,15 @@ def _java(pkg: str, cls: str, body: str = "") -> str:
 
 def _renamed_package(tmp_path) -> tuple[Repo, str]:
     r = Repo(tmp_path / "r")
+    place = "  public boolean place() {\n    return true;\n  }\n"
     for cls in ("Order", "OrderService"):
-        r.write(f"src/main/java/com/acme/orders/{cls}.java", _java("com.acme.orders", cls))
-    r.write("AGENTS.md", "# Orders\n\n- Package: `com.acme.orders`\n")
+        r.write(f"src/main/java/com/acme/orders/{cls}.java", _java("com.acme.orders", cls, place))
+    r.write("AGENTS.md", "# Orders\n\n- Package: `com.acme.orders`\n"
+                         "- Entry: `com.acme.orders.OrderService.place()`\n")
     r.commit("start")
     for cls in ("Order", "OrderService"):
         r.mv(f"src/main/java/com/acme/orders/{cls}.java", f"src/main/java/com/acme/ordering/{cls}.java")
-        r.write(f"src/main/java/com/acme/ordering/{cls}.java", _java("com.acme.ordering", cls))
+        r.write(f"src/main/java/com/acme/ordering/{cls}.java", _java("com.acme.ordering", cls, place))
     return r, r.commit("rename the package")
 
 
@@ -52,9 +54,10 @@ def test_renamed_java_package_is_stale_naming_the_rename(tmp_path):
     r, rename = _renamed_package(tmp_path)
     found = _lint(r)
     assert [(f.line, f.kind, f.code, f.new_path) for f in found] == \
-        [(3, "stale", "symbol_renamed", "com.acme.ordering")]
+        [(3, "stale", "symbol_renamed", "com.acme.ordering"),
+         (4, "stale", "symbol_renamed", "com.acme.ordering.OrderService.place()")]
     assert "com.acme.orders" in found[0].message and "com.acme.ordering" in found[0].message
-    assert rename[:7] in found[0].message
+    assert rename[:7] in found[0].message and rename[:7] in found[1].message
 
 
 def test_renamed_java_package_through_the_command_line(tmp_path):
@@ -99,9 +102,10 @@ def test_renamed_kotlin_package_is_stale_naming_the_rename(tmp_path):
     r.write("src/main/kotlin/com/acme/ordering/OrderService.kt", kt.format(pkg="com.acme.ordering"))
     rename = r.commit("rename the package")
     found = _lint(r)
-    assert [(f.line, f.kind, f.code, f.new_path) for f in found][:1] == \
-        [(3, "stale", "symbol_renamed", "com.acme.ordering")]
-    assert rename[:7] in found[0].message
+    assert [(f.line, f.kind, f.code, f.new_path) for f in found] == \
+        [(3, "stale", "symbol_renamed", "com.acme.ordering"),
+         (4, "stale", "symbol_renamed", "com.acme.ordering.OrderService.place()")]
+    assert rename[:7] in found[0].message and rename[:7] in found[1].message
 
 
 # -- things outside the repository: no notice, no flag ---------------------------------------------

@@ -477,7 +477,7 @@ class _Checker:
                                                   f"Symbol {w} was defined nowhere at {_short(ev.commit_sha)} "
                                                   "(never existed, not stale)", "low")
                 continue
-            renamed = self._renamed(ev.commit_sha, anchor_path, name) if ev.commit_sha else None
+            renamed = self._renamed(ev.commit_sha, anchor_path, name, _symbol_name_of(w)) if ev.commit_sha else None
             if renamed is not None:
                 new_name, d, commit = renamed
                 new_w = _written_like(w, new_name)
@@ -494,7 +494,7 @@ class _Checker:
                                               f"(was in {anchor_path}; removed{where})", "high", moved_in=commit)
         return out
 
-    def _renamed(self, anchor: str, path: str, name: str):
+    def _renamed(self, anchor: str, path: str, name: str, written_name: str | None = None):
         """(new qualified name, its definition at HEAD, commit) when the symbol ``name`` defined in
         ``path`` at ``anchor`` was renamed: the file it was in (followed through renames, else the one
         file of that name new at HEAD) defines, where it stood, a symbol with the same last name part
@@ -525,6 +525,9 @@ class _Checker:
         old_q = span.name.split(".")
         after = index.symbols(new.text, here, key=new.oid)
         names_after = {s.name for s in after}
+        moved = self._package_renamed(index, old, path, new, here, written_name or name, span.name, after)
+        if moved is not None:
+            return moved[0], moved[1], commit or self.history.last_change_of(anchor, [path, here], moved[2])
         same = [s for s in after if s.name.split(".")[-1] == old_q[-1] and s.name != span.name]
         pick = min(same, key=lambda s: (s.name.count("."), s.start_line)) if same else None
         if pick is None:
@@ -540,6 +543,26 @@ class _Checker:
         if commit is None:
             commit = self.history.last_change_of(anchor, [path] + ([here] if here != path else []), old_q[-1])
         return pick.name, Definition(pick.name, here, pick.start_line, pick.end_line), commit
+
+    @staticmethod
+    def _package_renamed(index, old, path: str, new, here: str, name: str, qualified: str, after):
+        """(new name, its definition at HEAD, the old package's last part) when ``name`` carried its file's
+        package (``com.acme.orders.OrderService.place``, or a trailing part of it), the symbol is still
+        defined where its file went, and that file's package was renamed (``com.acme.ordering``)."""
+        from memtui.sources.symbol_index import Definition
+
+        parts, q = name.split("."), qualified.split(".")
+        prefix = parts[:-len(q)] if len(parts) > len(q) and parts[-len(q):] == q else []
+        was = index.package_of(old.text, path, key=old.oid).split(".")
+        now = index.package_of(new.text, here, key=new.oid).split(".")
+        if not prefix or was == now or was[-len(prefix):] != prefix:
+            return None
+        hit = next((s for s in after if s.name == qualified), None)
+        if hit is None:
+            return None
+        # the whole old package written: the whole new one; a trailing part: as many parts of the new one
+        lead = now if len(prefix) >= len(was) else now[max(0, len(now) - len(prefix)):]
+        return (".".join(lead + q), Definition(hit.name, here, hit.start_line, hit.end_line), prefix[-1])
 
     def _symbol_removed_in(self, anchor: str, path: str, name: str) -> str | None:
         trail = self.history.follow(anchor, path)
@@ -561,8 +584,12 @@ def _written_like(written_as: str, new_name: str) -> str:
 
 
 def _symbol_name(ev: Any) -> str | None:
-    name = (ev.symbol or ev.target or "").strip().strip("`")
-    name = re.sub(r"\(.*\)$", "", name).replace("::", ".").replace("#", ".")
+    return _symbol_name_of(ev.symbol or ev.target or "")
+
+
+def _symbol_name_of(text: str) -> str | None:
+    """``text`` as a dotted name (``a::B#c()`` -> ``a.B.c``), or None when it is not one."""
+    name = re.sub(r"\(.*\)$", "", text.strip().strip("`")).replace("::", ".").replace("#", ".")
     return name if re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*", name or "") else None
 
 

@@ -563,6 +563,13 @@ class SymbolIndex:
         sym = self._lookup(parsed, name)
         return None if sym is None else self._span(parsed, sym)
 
+    def package_of(self, text: str, path: str, *, key: str | None = None) -> str:
+        """The package ``text`` declares (Java/Kotlin ``package``, Go package clause) or its module name
+        (file stem; the folder of ``__init__.py``, ``mod.rs``, ``index.ts``, ``lib.rs``), dotted; ``""``
+        for unsupported languages."""
+        parsed = self._parse(text, path, key)
+        return ".".join(parsed.package) if parsed is not None else ""
+
     def find_all(self, text: str, path: str, name: str, *, key: str | None = None) -> list[SymbolSpan]:
         """Every definition that ``name`` matches in ``text`` (dotted suffix of its qualified
         name, Java package prefix allowed; all Java overloads), in document order; ``[]`` when
