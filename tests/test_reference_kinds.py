@@ -108,6 +108,24 @@ def test_renamed_kotlin_package_is_stale_naming_the_rename(tmp_path):
     assert rename[:7] in found[0].message and rename[:7] in found[1].message
 
 
+def test_renamed_csharp_namespace_is_stale_naming_the_rename(tmp_path):
+    r = Repo(tmp_path / "r")
+    cs = ("namespace {ns}\n{{\n    public class OrderService\n    {{\n        public bool Place()\n        {{\n"
+          "            return true;\n        }}\n    }}\n}}\n")
+    r.write("src/Acme.Orders/OrderService.cs", cs.format(ns="Acme.Orders"))
+    r.write("AGENTS.md", "# Orders\n\n- Namespace: `Acme.Orders`\n- Entry: `Acme.Orders.OrderService.Place()`\n"
+                         "- Service: `OrderService.Place()`\n")
+    r.commit("start")
+    r.mv("src/Acme.Orders/OrderService.cs", "src/Acme.Ordering/OrderService.cs")
+    r.write("src/Acme.Ordering/OrderService.cs", cs.format(ns="Acme.Ordering"))
+    rename = r.commit("rename the namespace")
+    found = _lint(r)
+    assert [(f.line, f.kind, f.code, f.new_path) for f in found] == \
+        [(3, "stale", "symbol_renamed", "Acme.Ordering"),
+         (4, "stale", "symbol_renamed", "Acme.Ordering.OrderService.Place()")]
+    assert rename[:7] in found[0].message
+
+
 # -- things outside the repository: no notice, no flag ---------------------------------------------
 
 

@@ -1,7 +1,7 @@
 """Repository-wide symbol definitions at a revision, found lazily with ``git grep`` + tree-sitter.
 
 Only files of the languages :mod:`memtui.sources.symbols` parses (Python, Java, TS/TSX,
-JS/MJS/CJS/JSX, Go, Rust, Ruby, Tcl procs) are considered, and only definitions count: a name that is merely
+JS/MJS/CJS/JSX, Go, Rust, Ruby, Tcl procs, Kotlin, C#) are considered, and only definitions count: a name that is merely
 mentioned (comment, string, Markdown) is not found. A whole lookup costs a few git processes:
 ``git grep`` (one per ~200 distinct words) to list candidate files and one ``cat-file --batch``
 for their texts.

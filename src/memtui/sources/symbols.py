@@ -5,7 +5,8 @@ Languages are chosen by file extension: ``.java`` (tree_sitter_java), ``.py``/``
 ``.js``/``.mjs``/``.cjs``/``.jsx`` (tree_sitter_javascript), ``.go`` (tree_sitter_go), ``.rs``
 (tree_sitter_rust), ``.rb``/``.rake`` (tree_sitter_ruby); ``.tcl`` without a grammar (its ``proc NAME``
 definitions, a line each, to the line that closes the body); ``.kt``/``.kts`` without a grammar, by their lines
-(:func:`_kotlin_parsed`: the package, classes, objects, functions, properties). Other files have no symbols (lookups return
+(:func:`_kotlin_parsed`: the package, classes, objects, functions, properties); ``.cs`` likewise
+(:func:`_csharp_parsed`: the namespace, types, methods). Other files have no symbols (lookups return
 ``None`` / empty).
 
 Symbols are definitions only, named by their dotted qualified name inside the file:
@@ -55,7 +56,7 @@ _EXTENSIONS = {".java": "java", ".py": "python", ".pyi": "python",
                ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
                ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
                ".go": "go", ".rs": "rust", ".rb": "ruby", ".rake": "ruby", ".tcl": "tcl",
-               ".kt": "kotlin", ".kts": "kotlin"}
+               ".kt": "kotlin", ".kts": "kotlin", ".cs": "csharp"}
 
 _DECLS = {
     "java": ("class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
@@ -363,11 +364,43 @@ _KT_DECL = re.compile(
     r"(?:[A-Za-z_][\w<>, ?]*\.)?([A-Za-z_]\w*)")
 
 
+_CS_NAMESPACE = re.compile(r"^\s*namespace\s+([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+_CS_MODS = (r"(?:\[[^\]]*\]\s*)*(?:(?:public|private|internal|protected|static|sealed|abstract|partial|readonly|"
+            r"unsafe|new|virtual|override|async|extern|const|file|required)\s+)")
+_CS_DECL = re.compile(
+    r"^\s*" + _CS_MODS + r"*(?:(class|interface|struct|enum|record(?:\s+class|\s+struct)?)\s+([A-Za-z_]\w*)"
+    r"|(?:delegate\s+)?(?![A-Za-z_]\w*\s*\()(?:[\w<>\[\],.?]+(?<!new)(?<!return))\s+([A-Za-z_]\w*)\s*(?:<[^>()]*>)?\s*\()")
+
+
 def _kotlin_parsed(text: str) -> _Parsed:
     """Kotlin by its lines (no grammar installed): the ``package`` line defines the package; ``class``,
     ``interface``, ``object``, ``fun``, ``typealias`` and ``val``/``var`` outside function bodies are
     definitions, qualified by the classes and objects whose braces enclose them, each to the line where
     its braces balance again (its own line without a body); no parse tree, no calls."""
+    def decl(line: str):
+        m = _KT_DECL.match(line)
+        return (m.group(1), m.group(2), m.end()) if m else None
+
+    return _lines_parsed(text, _KT_PACKAGE, decl, ("fun", "val", "var"))
+
+
+def _csharp_parsed(text: str) -> _Parsed:
+    """C# by its lines (no grammar installed): a ``namespace`` (block or file-scoped) defines the namespace
+    and qualifies nothing else; classes, interfaces, structs, enums, records and methods declared with a
+    modifier (``public void Place(``) are definitions, qualified by the types enclosing them; no calls."""
+    def decl(line: str):
+        m = _CS_DECL.match(line)
+        if not m or (m.group(3) and not re.match(r"^\s*" + _CS_MODS, line)):
+            return None  # a method needs a modifier: ``var x = Foo(`` is a statement
+        return (m.group(1) or "method", m.group(2) or m.group(3), m.end())
+
+    return _lines_parsed(text, _CS_NAMESPACE, decl, ("method",))
+
+
+def _lines_parsed(text: str, package_rx: re.Pattern, decl, body_kinds: tuple[str, ...]) -> _Parsed:
+    """Definitions found line by line: ``package_rx`` the package line (a definition of the package),
+    ``decl(line)`` -> (kind, name, end of the match) or None; a definition spans to the line where its
+    braces (on its line or starting the next one) balance again; nothing inside a ``body_kinds`` body counts."""
     lines = split_lines(text)
     symbols: list[_Symbol] = []
     package: tuple[str, ...] = ()
@@ -375,17 +408,21 @@ def _kotlin_parsed(text: str) -> _Parsed:
     for i, line in enumerate(lines):
         while scopes and scopes[-1][1] < i + 1:
             scopes.pop()
-        if not package and (pm := _KT_PACKAGE.match(line)):
+        if not package and (pm := package_rx.match(line)):
             package = tuple(pm.group(1).split("."))
             symbols.append(_Symbol(package, i + 1, i + 1, None))
             continue
-        m = _KT_DECL.match(line)
-        if not m or any(fn for _, _, fn in scopes):
+        found = decl(line)
+        if not found or any(fn for _, _, fn in scopes):
             continue
-        kind, name = m.group(1), m.group(2)
-        end, depth = i + 1, 0
-        if "{" in line[m.end():] or (kind != "fun" and "{" in line):
-            for j in range(i, len(lines)):
+        kind, name, at = found
+        end, depth, first = i + 1, 0, None
+        if "{" in line[at:] or (kind not in body_kinds and "{" in line):
+            first = i
+        elif i + 1 < len(lines) and lines[i + 1].lstrip().startswith("{"):
+            first = i + 1
+        if first is not None:
+            for j in range(first, len(lines)):
                 depth += lines[j].count("{") - lines[j].count("}")
                 if depth <= 0:
                     end = j + 1
@@ -394,7 +431,7 @@ def _kotlin_parsed(text: str) -> _Parsed:
                 end = len(lines)
         symbols.append(_Symbol(tuple(s for s, _, _ in scopes) + (name,), i + 1, end, None))
         if end > i + 1:
-            scopes.append((name, end, kind in ("fun", "val", "var")))
+            scopes.append((name, end, kind in body_kinds))
     by_name: dict[str, list[tuple[int, _Symbol]]] = {}
     for order, sym in enumerate(symbols):
         by_name.setdefault(sym.qualname[-1], []).append((order, sym))
@@ -431,8 +468,8 @@ class SymbolIndex:
         if hit is not None:
             self._cache.move_to_end(ck)
             return hit
-        if lang_name in ("tcl", "kotlin"):
-            parsed = _tcl_parsed(text) if lang_name == "tcl" else _kotlin_parsed(text)
+        if lang_name in ("tcl", "kotlin", "csharp"):
+            parsed = {"tcl": _tcl_parsed, "kotlin": _kotlin_parsed, "csharp": _csharp_parsed}[lang_name](text)
             self._cache[ck] = parsed
             if len(self._cache) > self.maxsize:
                 self._cache.popitem(last=False)
