@@ -147,6 +147,17 @@ def test_home_system_urls_images_refs_and_issues_are_not_repository_references(t
     assert _lint(r) == []
 
 
+def test_credentials_are_not_repository_references(tmp_path):
+    r = Repo(tmp_path / "r")
+    r.write("src/app.py", "def main():\n    pass\n")
+    r.write("AGENTS.md", "# Local setup\n\n- The test token is `ghp_exampleexampleexample0000`.\n"
+                         "- The dev database is `admin:devpass@db.local`; AWS key `AKIAEXAMPLEEXAMPLE00`.\n")
+    r.commit("start")
+    r.write("src/app.py", "def main():\n    return 1\n")
+    r.commit("later")
+    assert _lint(r) == []
+
+
 def test_a_repository_path_written_from_the_root_is_still_checked(tmp_path):
     """``/etc/app.conf`` names the repository's ``etc/app.conf`` when that existed: its move is stale."""
     r = Repo(tmp_path / "r")

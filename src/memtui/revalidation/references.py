@@ -89,6 +89,8 @@ _IMAGE_TAG = re.compile(r"^[a-z0-9][a-z0-9._-]*(?::\d+)?(?:/[a-z0-9][a-z0-9._-]*
                         r"(?::[\w][\w.-]{0,127}|@sha256:[0-9a-f]{12,64})$")
 _GIT_REF = re.compile(r"^(?:refs/(?:heads|tags|remotes|pull|notes)/\S+|(?:origin|upstream)/[\w./-]+|"
                       r"HEAD(?:[~^]\d*)*|[\w./-]+\.\.\.?[\w./-]+)$")
+_CREDENTIAL = re.compile(r"^(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_\w{20,}|glpat-[\w-]{16,}|xox[abposr]-[\w-]{10,}|"
+                         r"sk-[\w-]{16,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}|[\w.+-]+:[^\s:@/]+@[\w.-]+)$")
 _ISSUE = re.compile(r"^(?:[\w.-]+/[\w.-]+)?#\d+$|^(?:GH|gh)-\d+$")
 
 
@@ -97,12 +99,15 @@ def not_in_repository(written_as: str, *, existed: bool = False) -> str | None:
     something inside it: a home-directory path (``~/...``, ``$HOME/...``) or a URL always; a system path
     (``/etc/...``), a Docker image (``python:3.11-slim``, ``ghcr.io/acme/tool``), a git ref (``origin/main``,
     ``refs/heads/x``, ``main..topic``) or an issue reference (``owner/repo#123``) when no such path
-    ``existed`` in the repository (issue 23, item 2)."""
+    ``existed`` in the repository (issue 23, item 2). A credential (``ghp_...``, ``AKIA...``, ``user:pass@host``)
+    is never a reference."""
     w = (written_as or "").strip().strip("`'\"")
     if _HOME_PATH.match(w):
         return "a path in the home directory"
     if _URL.match(w):
         return "a URL"
+    if _CREDENTIAL.match(w):
+        return "a credential"
     if existed:
         return None
     if w.startswith("/") and w.lstrip("/").split("/", 1)[0] in _SYSTEM_ROOTS:
@@ -610,7 +615,8 @@ def check_references(evs: Sequence[Any], repo: GitRepo, head: str, history: Hist
                                               f"{written(ev)} is an example, not a reference", "none")
             continue
         outside = not_in_repository(written(ev)) or not_in_repository(ev.path or "")
-        if not ev.commit_sha or (outside and ev.type != "symbol" and not_in_repository(written(ev), existed=True)):
+        sure = not_in_repository(written(ev), existed=True)  # whatever the repository holds
+        if not ev.commit_sha or (outside and sure and (ev.type != "symbol" or sure == "a credential")):
             why = f"is {outside}, outside the repository (not checked)" if outside else "has no commit to check from"
             out[ev.evidence_id] = make_result(ev, "unchecked", "not_checkable", f"{written(ev)} {why}", "none")
             continue
