@@ -90,7 +90,11 @@ class Evidence(SQLModel, table=True):
     """One piece of evidence of a memory: a file span at a commit, a symbol, a call edge, a doc, an ADR, a human source."""
 
     __tablename__ = "evidence"
-    __table_args__ = (sa.Index("ix_evidence_commit_path", "commit_sha", "path"),)
+    __table_args__ = (
+        sa.Index("ix_evidence_commit_path", "commit_sha", "path"),
+        sa.Index("ix_evidence_reason_code", "reason_code", "memory_id",  # the queue's reason= filter
+                 postgresql_where=sa.text("reason_code IS NOT NULL"), sqlite_where=sa.text("reason_code IS NOT NULL")),
+    )
 
     evidence_id: Optional[int] = Field(default=None, primary_key=True)
     memory_id: str = Field(
@@ -127,7 +131,10 @@ class StateHistory(SQLModel, table=True):
     """
 
     __tablename__ = "memory_state_history"
-    __table_args__ = (sa.Index("ix_history_memory_event", "memory_id", "event_id"),)
+    __table_args__ = (
+        sa.Index("ix_history_memory_event", "memory_id", "event_id"),
+        sa.Index("ix_history_actor_memory", "actor_id", "memory_id"),  # the queue's actor= filter
+    )
 
     event_id: str = Field(primary_key=True, max_length=64)
     memory_id: str = Field(
