@@ -41,8 +41,18 @@ def _keys(*keys, before=None):
         for key in keys:
             await pilot.press(key)
             await _settled(pilot)
+        _steady_cursors(pilot.app)
 
     return run_before
+
+
+def _steady_cursors(app) -> None:
+    """Stop every input's cursor blinking, shown: a blink caught in either phase (a loaded machine
+    takes the picture later) made the palette's snapshot flaky."""
+    from textual.widgets import Input
+
+    for field in app.screen.query(Input):
+        field.cursor_blink = False  # Input then shows its cursor
 
 
 async def _to_evidence_memory(pilot):
